@@ -1,0 +1,107 @@
+// API key and operator key authentication. Keys are stored only as sha256 hashes; a process caches
+// what it read for KEY_CACHE_SECONDS, and revocation reaches every process at once through Redis
+// (a revoked-keys set checked in the same round trip as the rate limit, plus a pub/sub message
+// that drops cached records).
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Sql } from '../ops/db.js';
+import { ApiError } from './errors.js';
+import type { Principal } from './route.js';
+
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+const KEY_SHAPE = /^sk_(test|live)_[A-Za-z0-9]{24,64}$/;
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A new API key: sk_test_ or sk_live_ followed by 32 base62 characters (~190 bits). */
+export function generateApiKey(livemode: boolean): string {
+  const bytes = randomBytes(48);
+  let s = '';
+  for (const b of bytes) {
+    if (b < 248) s += BASE62[b % 62]; // rejection sampling keeps the alphabet uniform
+    if (s.length === 32) break;
+  }
+  while (s.length < 32) s += BASE62[randomBytes(1)[0] % 62];
+  return `sk_${livemode ? 'live' : 'test'}_${s}`;
+}
+
+export function constantTimeEqual(a: string, b: string): boolean {
+  const ha = createHash('sha256').update(a).digest();
+  const hb = createHash('sha256').update(b).digest();
+  return timingSafeEqual(ha, hb);
+}
+
+interface Cached { principal: Principal | null; until: number }
+
+export class KeyStore {
+  private cache = new Map<string, Cached>();
+  private sub?: Redis;
+
+  constructor(
+    private sql: Sql,
+    private redis: Redis,
+    private prefix: string,
+    private cacheMs: number,
+  ) {}
+
+  get revokedSetKey() {
+    return `${this.prefix}:keys:revoked`;
+  }
+  private get channel() {
+    return `${this.prefix}:keys:revocations`;
+  }
+
+  /** Subscribes to revocations so cached records are dropped at once. */
+  async start(): Promise<void> {
+    this.sub = this.redis.duplicate();
+    this.sub.on('message', (_ch: string, keyId: string) => this.forgetKeyId(keyId));
+    // After a reconnect we may have missed messages: forget everything.
+    this.sub.on('ready', () => this.cache.clear());
+    await this.sub.subscribe(this.channel);
+  }
+
+  async stop(): Promise<void> {
+    this.sub?.disconnect();
+  }
+
+  private forgetKeyId(keyId: string) {
+    for (const [h, c] of this.cache) if (c.principal?.keyId === keyId) this.cache.delete(h);
+  }
+
+  /** The principal of an Authorization header, or 401 api_key.missing_or_invalid (one message for every cause). */
+  async authenticate(authorization: string | undefined): Promise<Principal> {
+    const m = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
+    if (!m || !KEY_SHAPE.test(m[1])) throw new ApiError('api_key.missing_or_invalid');
+    const hash = hashKey(m[1]);
+    const now = Date.now();
+    const hit = this.cache.get(hash);
+    let principal: Principal | null;
+    if (hit && hit.until > now) principal = hit.principal;
+    else {
+      const rows = await this.sql`
+        -- the live (not revoked) key with this hash
+        select id, tenant_id, livemode, scopes from api_keys where key_hash = ${hash} and revoked_at is null`;
+      principal = rows.length
+        ? Object.freeze({ keyId: rows[0].id as string, tenantId: rows[0].tenant_id as string, livemode: rows[0].livemode as boolean, scopes: Object.freeze(rows[0].scopes as string[]) })
+        : null;
+      if (this.cache.size > 50_000) this.cache.clear();
+      this.cache.set(hash, { principal, until: now + this.cacheMs });
+    }
+    if (!principal) throw new ApiError('api_key.missing_or_invalid');
+    return principal;
+  }
+
+  /** Called after the revocation committed in Postgres. */
+  async announceRevocation(keyId: string): Promise<void> {
+    this.forgetKeyId(keyId);
+    await this.redis.multi().sadd(this.revokedSetKey, keyId).publish(this.channel, keyId).exec();
+  }
+}
+
+export function requireScope(p: Principal, scope: string | undefined): void {
+  if (!scope || p.scopes.includes('*') || p.scopes.includes(scope)) return;
+  // A write scope implies reading the same resources (payments:write covers payments:read).
+  if (scope.endsWith(':read') && p.scopes.includes(scope.replace(/:read$/, ':write'))) return;
+  // spec: Authentication rule 2: the message names the missing scope.
+  throw new ApiError('insufficient_scope', `This API key lacks the scope "${scope}" that this endpoint requires. Use a key with "${scope}" or "*".`);
+}

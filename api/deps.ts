@@ -1,0 +1,25 @@
+// What handlers and commands are given: the process's pools and shared services.
+import type { Redis } from 'ioredis';
+import type { Config } from '../ops/config.js';
+import type { Sql } from '../ops/db.js';
+import type { Logger } from '../ops/log.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { KeyStore } from './auth.js';
+import type { Idempotency } from './idempotency.js';
+import type { RateLimiter } from './rate-limit.js';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly sql: Sql;
+  /** Pool for lag-tolerant reads; the primary when no replica is configured. */
+  readonly readSql: Sql;
+  readonly redis: Redis;
+  readonly log: Logger;
+  readonly metrics: Metrics;
+  readonly keys: KeyStore;
+  readonly limiter: RateLimiter;
+  readonly idempotency: Idempotency;
+  /** sha256 of the operator key (from ADMIN_KEY or the stored generated one). */
+  readonly adminKeyHash: string;
+  readonly startedAt: Date;
+}

@@ -1,0 +1,20 @@
+// JSON helpers of the edge: null stripping (spec: Global conventions) and canonical form for hashing.
+
+/** Drops null and undefined fields, recursively. spec: "Null fields: omitted from authenticated responses". */
+export function stripNulls<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => stripNulls(v)) as T;
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== null && v !== undefined) out[k] = stripNulls(v);
+    return out as T;
+  }
+  return value;
+}
+
+/** JSON with object keys sorted, so that two bodies differing only in key order or spacing hash alike. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(value as object).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+}

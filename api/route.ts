@@ -1,0 +1,82 @@
+// The route table's types: one declaration per route (method, path, auth kind, scope, idempotency,
+// schemas, docs) that the edge serves and the OpenAPI document describes.
+import type { Span } from '@opentelemetry/api';
+import type { ErrorCode } from './error-catalog.js';
+import type { AppDeps } from './deps.js';
+import type { IdempotencyHandle } from './idempotency.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** none: open (health, docs); api_key: Authorization Bearer; admin: X-Admin-Key; public: client secret / open browser routes. */
+export type AuthKind = 'none' | 'api_key' | 'admin' | 'public';
+export type Scope = '*' | 'payments:write' | 'payments:read' | 'refunds:write' | 'payouts:write' | 'webhooks:manage' | 'invoices:write' | 'reports:read';
+
+export interface Principal {
+  readonly tenantId: string;
+  readonly livemode: boolean;
+  readonly keyId: string;
+  readonly scopes: readonly string[];
+}
+
+export interface Reply {
+  status: number;
+  /** JSON body; null fields are stripped on authenticated routes. */
+  body?: unknown;
+  /** Raw text body (HTML, plain text, Prometheus), sent as is. */
+  text?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export interface RequestContext<B = unknown, Q = unknown> {
+  readonly requestId: string;
+  readonly method: Method;
+  /** The request path as received, without the query string. */
+  readonly path: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: Q;
+  readonly body: B;
+  readonly ip: string;
+  header(name: string): string | undefined;
+  /** Set on api_key routes. */
+  readonly principal: Principal;
+  /** Set when the request carries a valid Idempotency-Key on a route that takes one. */
+  readonly idem?: IdempotencyHandle;
+  readonly deps: AppDeps;
+  readonly span: Span;
+  /** Aborted when the client disconnects. */
+  readonly signal: AbortSignal;
+}
+
+export interface ResponseDoc {
+  description: string;
+  schema?: object;
+  contentType?: string;
+}
+
+export interface RouteDef<B = any, Q = any> {
+  method: Method;
+  /** OpenAPI-style path: /v1/customers/{id}. Params named id or ending in Id must be UUIDs. */
+  path: string;
+  auth: AuthKind;
+  scope?: Scope;
+  /** required: money-moving POSTs (spec marks them); optional: honoured when sent. */
+  idempotency?: 'required' | 'optional';
+  body?: object;
+  query?: object;
+  /** Body cap in bytes; BODY_LIMIT_BYTES (1 MiB) unless the route needs more. */
+  bodyLimit?: number;
+  /** Answer for a malformed UUID path parameter: the same as an unknown id. */
+  notFound?: ErrorCode;
+  summary: string;
+  description?: string;
+  tags: string[];
+  responses: Record<number, ResponseDoc>;
+  /** Error codes this route can answer besides the ones its auth kind and idempotency imply. */
+  errors?: ErrorCode[];
+  /** Rate-limit exempt even under /v1 or /public (spec: Limits > Exempt). */
+  rateLimitExempt?: boolean;
+  hidden?: boolean;
+  handler(ctx: RequestContext<B, Q>): Promise<Reply> | Reply;
+}
+
+export const defineRoute = <B = unknown, Q = unknown>(r: RouteDef<B, Q>): RouteDef<B, Q> => r;

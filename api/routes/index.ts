@@ -1,0 +1,14 @@
+// The route table: every route the API serves, in one list.
+import type { Config } from '../../ops/config.js';
+import type { RouteDef } from '../route.js';
+import { adminRoutes } from './admin.js';
+import { customerRoutes } from './customers.js';
+import { docRoutes } from './docs.js';
+import { opsRoutes } from './ops.js';
+
+export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
+  const routes: RouteDef[] = [];
+  routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes);
+  routes.push(...docRoutes(() => routes, config.publicBaseUrl));
+  return routes;
+}

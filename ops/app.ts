@@ -1,0 +1,93 @@
+// Assembles a process: pools, migrations, first-start state, then the API and/or the workers
+// according to ROLE. Tests build the same thing in-process (port 0).
+import { hostname } from 'node:os';
+import { Redis } from 'ioredis';
+import { KeyStore } from '../api/auth.js';
+import type { AppDeps } from '../api/deps.js';
+import { createEdge, type Edge } from '../api/edge.js';
+import { Idempotency } from '../api/idempotency.js';
+import { RateLimiter } from '../api/rate-limit.js';
+import { allRoutes } from '../api/routes/index.js';
+import { startWorkers, type RunningWorkers } from '../actors/worker.js';
+import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
+import type { Config } from './config.js';
+import { createSql, ensureDatabase, type Sql } from './db.js';
+import { createLogger, type Logger } from './log.js';
+import { createMetrics } from './metrics.js';
+import { migrate } from './migrate.js';
+
+export interface RunningApp {
+  deps: AppDeps;
+  port?: number;
+  url?: string;
+  admin: AdminKeyInfo;
+  demo?: DemoTenant;
+  migrationsApplied: string[];
+  stop(): Promise<void>;
+}
+
+export function createRedis(config: Config): Redis {
+  return new Redis(config.redisUrl, { enableAutoPipelining: true, maxRetriesPerRequest: 2, lazyConnect: false });
+}
+
+export async function startApp(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningApp> {
+  await ensureDatabase(config.databaseUrl);
+  const sql: Sql = createSql(config.databaseUrl, 20);
+  const readSql: Sql = config.replicaDatabaseUrl ? createSql(config.replicaDatabaseUrl, 10) : sql;
+  const migrationsApplied = await migrate(sql);
+  if (migrationsApplied.length) log.info('migrations applied', { migrations: migrationsApplied });
+
+  const redis = createRedis(config);
+  await redis.ping();
+  const admin = await resolveAdminKey(sql, config);
+  const demo = config.seedDemoTenant ? await ensureDemoTenant(sql, config) : undefined;
+
+  const keys = new KeyStore(sql, redis, config.redisPrefix, config.keyCacheSeconds * 1000);
+  const deps: AppDeps = {
+    config,
+    sql,
+    readSql,
+    redis,
+    log,
+    metrics: createMetrics(),
+    keys,
+    limiter: new RateLimiter(redis, config.redisPrefix, keys.revokedSetKey),
+    idempotency: new Idempotency(sql, redis, config.redisPrefix),
+    adminKeyHash: admin.hash,
+    startedAt: new Date(),
+  };
+
+  let edge: Edge | undefined;
+  let port: number | undefined;
+  let workers: RunningWorkers | undefined;
+  if (config.role === 'api' || config.role === 'all') {
+    await keys.start();
+    edge = createEdge(deps, allRoutes(config));
+    port = await edge.listen(config.host, config.port);
+  }
+  if (config.role === 'worker' || config.role === 'all') {
+    workers = await startWorkers({ config, sql, redis, log }, `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`);
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    deps,
+    port,
+    url: port !== undefined ? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}` : undefined,
+    admin,
+    demo,
+    migrationsApplied,
+    stop() {
+      // Stop accepting, finish in-flight requests, stop workers, then close pools.
+      stopping ??= (async () => {
+        await edge?.close(config.shutdownTimeoutMs);
+        await workers?.stop().catch((e) => log.warn('worker stop failed', { err: e }));
+        await keys.stop();
+        redis.disconnect();
+        await sql.end({ timeout: 5 });
+        if (readSql !== sql) await readSql.end({ timeout: 5 });
+      })();
+      return stopping;
+    },
+  };
+}

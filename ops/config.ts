@@ -1,0 +1,165 @@
+// The one place that reads process.env: defaults, then env, then validate, then freeze.
+// spec: decisions.md §1 "Running it" lists the settings and their defaults.
+import { Ajv } from 'ajv';
+
+export type Role = 'api' | 'worker' | 'all';
+
+export interface Config {
+  readonly env: 'development' | 'test' | 'production';
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly replicaDatabaseUrl?: string;
+  readonly redisUrl: string;
+  /** Prefix of every Redis key (BullMQ queues, locks, rate limits) so tests and deployments can share a server. */
+  readonly redisPrefix: string;
+  readonly adminKey?: string;
+  readonly publicBaseUrl: string;
+  readonly rateLimitV1PerMin: number;
+  readonly rateLimitPublicPerMin: number;
+  /** Peers whose X-Forwarded-For is believed. Empty: the socket address is the client IP. */
+  readonly trustedProxies: readonly string[];
+  readonly webhookAllowHttpHosts: readonly string[];
+  readonly role: Role;
+  readonly otelEndpoint?: string;
+  readonly otelTracesExporter?: string;
+  readonly stateDir: string;
+  readonly bodyLimitBytes: number;
+  readonly shutdownTimeoutMs: number;
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  readonly queueShards: number;
+  readonly replicationMaxLagSeconds: number;
+  readonly securityContact: string;
+  readonly walletDomainAssociation: string;
+  readonly idempotencyRetentionHours: number;
+  /** Seconds an API key record stays cached in a process before it is read again from Postgres. */
+  readonly keyCacheSeconds: number;
+  readonly seedDemoTenant: boolean;
+}
+
+const schema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['port', 'host', 'databaseUrl', 'redisUrl', 'publicBaseUrl', 'role'],
+  properties: {
+    env: { enum: ['development', 'test', 'production'] },
+    port: { type: 'integer', minimum: 0, maximum: 65535 },
+    host: { type: 'string', minLength: 1 },
+    databaseUrl: { type: 'string', pattern: '^postgres(ql)?://' },
+    replicaDatabaseUrl: { type: 'string', pattern: '^postgres(ql)?://' },
+    redisUrl: { type: 'string', pattern: '^rediss?://' },
+    redisPrefix: { type: 'string', pattern: '^[A-Za-z0-9_:-]+$' },
+    adminKey: { type: 'string', minLength: 16 },
+    publicBaseUrl: { type: 'string', pattern: '^https?://[^/]+' },
+    rateLimitV1PerMin: { type: 'integer', minimum: 1 },
+    rateLimitPublicPerMin: { type: 'integer', minimum: 1 },
+    trustedProxies: { type: 'array', items: { type: 'string', minLength: 1 } },
+    webhookAllowHttpHosts: { type: 'array', items: { type: 'string', minLength: 1 } },
+    role: { enum: ['api', 'worker', 'all'] },
+    otelEndpoint: { type: 'string', minLength: 1 },
+    otelTracesExporter: { type: 'string', minLength: 1 },
+    stateDir: { type: 'string', minLength: 1 },
+    bodyLimitBytes: { type: 'integer', minimum: 1024 },
+    shutdownTimeoutMs: { type: 'integer', minimum: 0 },
+    logLevel: { enum: ['debug', 'info', 'warn', 'error', 'silent'] },
+    queueShards: { type: 'integer', minimum: 1, maximum: 1024 },
+    replicationMaxLagSeconds: { type: 'integer', minimum: 0 },
+    securityContact: { type: 'string', minLength: 1 },
+    walletDomainAssociation: { type: 'string' },
+    idempotencyRetentionHours: { type: 'integer', minimum: 24 },
+    keyCacheSeconds: { type: 'integer', minimum: 0, maximum: 300 },
+    seedDemoTenant: { type: 'boolean' },
+  },
+} as const;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  return Number(raw.trim());
+}
+
+function list(env: Env, name: string): string[] {
+  return (env[name] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function opt(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+/** Builds the configuration from an environment (process.env by default). Throws ConfigError naming the bad setting. */
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
+  const port = int(env, 'PORT', 8080);
+  const host = opt(env, 'HOST') ?? '127.0.0.1';
+  const draft: Record<string, unknown> = {
+    env: nodeEnv,
+    port,
+    host,
+    databaseUrl: opt(env, 'DATABASE_URL') ?? `postgres://postgres@127.0.0.1:5432/${nodeEnv === 'test' ? 'orquesta_test' : 'orquesta'}`,
+    replicaDatabaseUrl: opt(env, 'REPLICA_DATABASE_URL'),
+    redisUrl: opt(env, 'REDIS_URL') ?? 'redis://127.0.0.1:6379/0',
+    redisPrefix: opt(env, 'REDIS_PREFIX') ?? (nodeEnv === 'test' ? 'orq_test' : 'orq'),
+    adminKey: opt(env, 'ADMIN_KEY'),
+    publicBaseUrl: (opt(env, 'PUBLIC_BASE_URL') ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
+    rateLimitV1PerMin: int(env, 'RATE_LIMIT_V1_PER_MIN', 300),
+    rateLimitPublicPerMin: int(env, 'RATE_LIMIT_PUBLIC_PER_MIN', 60),
+    trustedProxies: list(env, 'TRUSTED_PROXIES'),
+    webhookAllowHttpHosts: list(env, 'WEBHOOK_ALLOW_HTTP_HOSTS'),
+    role: opt(env, 'ROLE') ?? 'all',
+    otelEndpoint: opt(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
+    otelTracesExporter: opt(env, 'OTEL_TRACES_EXPORTER'),
+    stateDir: opt(env, 'STATE_DIR') ?? '.orquesta',
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),
+    logLevel: opt(env, 'LOG_LEVEL') ?? (nodeEnv === 'test' ? 'warn' : 'info'),
+    queueShards: int(env, 'QUEUE_SHARDS', 8),
+    replicationMaxLagSeconds: int(env, 'REPLICATION_MAX_LAG_SECONDS', 30),
+    securityContact: opt(env, 'SECURITY_CONTACT') ?? 'mailto:security@orquesta.mx',
+    walletDomainAssociation: opt(env, 'WALLET_DOMAIN_ASSOCIATION') ?? '',
+    idempotencyRetentionHours: int(env, 'IDEMPOTENCY_RETENTION_HOURS', 72),
+    keyCacheSeconds: int(env, 'KEY_CACHE_SECONDS', 10),
+    seedDemoTenant: bool(env, 'SEED_DEMO_TENANT', nodeEnv !== 'test'),
+  };
+  for (const k of Object.keys(draft)) if (draft[k] === undefined) delete draft[k];
+
+  const ajv = new Ajv({ allErrors: true });
+  const validate = ajv.compile(schema);
+  if (!validate(draft)) {
+    const msg = (validate.errors ?? []).map((e) => `${e.instancePath.slice(1) || 'config'} ${e.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${msg}`);
+  }
+  const frozen = draft as unknown as Config;
+  for (const v of Object.values(frozen)) if (Array.isArray(v)) Object.freeze(v);
+  return Object.freeze(frozen);
+}
+
+/** The configuration as it may be printed or logged: secrets and credentials in URLs masked. */
+export function redactedConfig(c: Config): Record<string, unknown> {
+  const mask = (u: string) => u.replace(/\/\/([^:@/]+):([^@/]+)@/, '//$1:***@');
+  return {
+    ...c,
+    adminKey: c.adminKey ? '***' : undefined,
+    databaseUrl: mask(c.databaseUrl),
+    replicaDatabaseUrl: c.replicaDatabaseUrl ? mask(c.replicaDatabaseUrl) : undefined,
+    redisUrl: mask(c.redisUrl),
+  };
+}

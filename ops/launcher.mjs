@@ -1,0 +1,56 @@
+// Shared by `npm start` and `npm test` on a fresh clone: install what is missing, build, preflight.
+// Plain JavaScript with no dependencies, because it runs before node_modules exists.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = dirname(dirname(fileURLToPath(import.meta.url)));
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
+  if (r.error) throw r.error;
+  return r.status ?? 1;
+}
+
+export function checkNode() {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < 20 || (major === 20 && minor < 6)) {
+    console.error(`Orquesta needs Node 20.6 or newer (this is ${process.versions.node}). Install Node 20 LTS: sudo apt-get install -y nodejs, or use nvm.`);
+    process.exit(1);
+  }
+}
+
+/**
+ * Installs when node_modules is missing or was installed from another package-lock.json.
+ * `npm install` (which installs the locked versions) rather than `npm ci`: npm 11.19's `ci` refuses
+ * this lock file over msgpackr's optional per-platform binaries that it itself left out of the lock.
+ */
+export function ensureInstalled() {
+  const lock = join(root, 'package-lock.json');
+  const stamp = join(root, 'node_modules', '.orquesta-lock-sha256');
+  const want = existsSync(lock) ? createHash('sha256').update(readFileSync(lock)).digest('hex') : 'no-lock';
+  const have = existsSync(stamp) ? readFileSync(stamp, 'utf8').trim() : '';
+  if (have === want && existsSync(join(root, 'node_modules', 'typescript'))) return;
+  console.error('Installing dependencies (npm install, locked versions)…');
+  const code = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
+  if (code !== 0) {
+    console.error('npm could not install the dependencies; see its output above.');
+    process.exit(code);
+  }
+  writeFileSync(stamp, want + '\n');
+}
+
+export function build() {
+  const code = run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json']);
+  if (code !== 0) {
+    console.error('TypeScript build failed; see the errors above.');
+    process.exit(code);
+  }
+}
+
+export function preflight(env) {
+  const code = run(process.execPath, [join(root, 'dist', 'ops', 'preflight.js')], { env });
+  if (code !== 0) process.exit(code);
+}

@@ -1,0 +1,42 @@
+// Process entry point: configuration, then telemetry before anything else, then the app.
+import { ConfigError, loadConfig } from './config.js';
+import { startTelemetry, stopTelemetry } from './telemetry.js';
+
+let config;
+try {
+  config = loadConfig();
+} catch (e) {
+  if (e instanceof ConfigError) {
+    process.stderr.write(`orquesta: ${e.message}\n`);
+    process.exit(2);
+  }
+  throw e;
+}
+startTelemetry({ otelEndpoint: config.otelEndpoint, tracesExporter: config.otelTracesExporter });
+
+const { startApp } = await import('./app.js');
+const { createLogger } = await import('./log.js');
+const { printBanner } = await import('./banner.js');
+const log = createLogger(config.logLevel, { role: config.role });
+
+let app: Awaited<ReturnType<typeof startApp>>;
+try {
+  app = await startApp(config, log);
+} catch (e) {
+  log.error('start failed', { err: e });
+  process.stderr.write(`\norquesta could not start: ${(e as Error).message}\n`);
+  process.exit(1);
+}
+printBanner(config, app);
+
+let shuttingDown = false;
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, async () => {
+    if (shuttingDown) process.exit(1);
+    shuttingDown = true;
+    log.info('shutting down', { signal: sig });
+    await app.stop();
+    await stopTelemetry();
+    process.exit(0);
+  });
+}

@@ -1,0 +1,117 @@
+// Starts the real app in-process (port 0) against the machine's Postgres and Redis, with its own
+// Redis key prefix, and gives tests a small HTTP client. Each test makes its own tenants.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../../ops/config.js';
+import { startApp, type RunningApp } from '../../ops/app.js';
+import { createLogger } from '../../ops/log.js';
+
+export interface Res<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface TestApp {
+  app: RunningApp;
+  config: Config;
+  url: string;
+  adminKey: string;
+  call<T = any>(method: string, path: string, opts?: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<Res<T>>;
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<Res<T>>;
+  newTenant(name?: string): Promise<{ id: string; testKey: string; liveKey: string; testKeyId: string; liveKeyId: string }>;
+  stop(): Promise<void>;
+}
+
+/** One request on its own connection (Connection: close), so no idle keep-alive socket outlives a test. */
+export function httpCall(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Headers; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: { ...headers, connection: 'close' }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (d: Buffer) => chunks.push(d));
+      res.on('end', () => {
+        const h = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h.set(k, Array.isArray(v) ? v.join(', ') : v);
+        resolve({ status: res.statusCode!, headers: h, text: Buffer.concat(chunks).toString('utf8') });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    PORT: '0',
+    ROLE: 'api',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    REDIS_PREFIX: `orq_test_${randomBytes(4).toString('hex')}`,
+    ADMIN_KEY: `adm_test_${randomBytes(12).toString('hex')}`,
+    STATE_DIR: mkdtempSync(join(tmpdir(), 'orq-state-')),
+    SEED_DEMO_TENANT: 'false',
+    ...env,
+  });
+}
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const config = testConfig(env);
+  const app = await startApp(config, createLogger(config.logLevel));
+  const url = app.url!;
+  const call: TestApp['call'] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    let body: string | undefined = opts.raw;
+    if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const r = await httpCall(url + path, method, headers, body);
+    const text = r.text;
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: r.status, headers: r.headers, body: parsed as any, text };
+  };
+  const admin: TestApp['admin'] = (method, path, body) => call(method, path, { body, headers: { 'x-admin-key': config.adminKey! } });
+  return {
+    app,
+    config,
+    url,
+    adminKey: config.adminKey!,
+    call,
+    admin,
+    async newTenant(name = 'Test tenant') {
+      const r = await admin('POST', '/admin/tenants', { name });
+      if (r.status !== 201) throw new Error(`tenant creation failed: ${r.status} ${r.text}`);
+      const test = r.body.api_keys.find((k: any) => !k.livemode);
+      const live = r.body.api_keys.find((k: any) => k.livemode);
+      return { id: r.body.id, testKey: test.key, liveKey: live.key, testKeyId: test.id, liveKeyId: live.id };
+    },
+    async stop() {
+      const redis = app.deps.redis;
+      try {
+        let cursor = '0';
+        do {
+          const [next, keys] = await redis.scan(cursor, 'MATCH', `${config.redisPrefix}:*`, 'COUNT', 500);
+          cursor = next;
+          if (keys.length) await redis.del(...keys);
+        } while (cursor !== '0');
+      } catch {
+        /* Redis may be down on purpose in this test */
+      }
+      await app.stop();
+    },
+  };
+}
+
+export const uuid = () => crypto.randomUUID();
