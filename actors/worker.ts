@@ -1,63 +1,183 @@
-// The worker role: BullMQ workers that run actors' commands and timers. Later issues add the
-// sharded entity queues (<kind>:<shard>) here; the foundation runs the maintenance queue.
+// The worker role: BullMQ workers for the sharded entity queues (`pi-{n}`), the maintenance
+// queue, and two loops that depend on Postgres only (so they survive a flushed Redis): the timer
+// sweeper and the reconciler.
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { Config } from '../ops/config.js';
-import type { Sql } from '../ops/db.js';
+import type { AppDeps } from '../api/deps.js';
+import { ProviderUnavailable } from '../connectors/acquirer.js';
 import { startHeartbeat } from '../ops/heartbeat.js';
-import type { Logger } from '../ops/log.js';
-import { Idempotency } from '../api/idempotency.js';
-
-export interface WorkerDeps {
-  config: Config;
-  sql: Sql;
-  redis: Redis;
-  log: Logger;
-}
+import { tenantNow } from './clock.js';
+import { hydrate, ownerOf } from './payment-intent-store.js';
+import { LockBusy, PI_QUEUE } from './payment-intents.js';
+import { queueName } from './queues.js';
 
 export interface RunningWorkers {
   stop(): Promise<void>;
+  /** Runs the sweeper and the reconciler once (tests, and after a clock advance). */
+  tick(): Promise<void>;
 }
 
 export const MAINTENANCE_QUEUE = 'maintenance';
 
-export async function startWorkers(deps: WorkerDeps, instanceId: string): Promise<RunningWorkers> {
-  const { config, log } = deps;
-  // BullMQ does not close connections it was given: keep them to close on stop.
-  const connection = deps.redis.duplicate({ maxRetriesPerRequest: null });
-  const workerConnection = deps.redis.duplicate({ maxRetriesPerRequest: null });
-  const opts = { connection, prefix: config.redisPrefix };
-  const idem = new Idempotency(deps.sql, deps.redis, config.redisPrefix);
+type PiJob = { intentId: string; attemptId?: string; timerId?: string };
 
-  const queue = new Queue(MAINTENANCE_QUEUE, opts);
-  // The job scheduler id makes this idempotent across processes and restarts.
-  await queue.upsertJobScheduler('prune-idempotency', { every: 60 * 60 * 1000 }, { name: 'prune-idempotency', opts: { removeOnComplete: 10, removeOnFail: 50 } });
+export async function startWorkers(deps: AppDeps, instanceId: string): Promise<RunningWorkers> {
+  const { config, log, sql } = deps;
+  const connections: Array<{ disconnect(): void }> = [];
+  const conn = () => {
+    const c = deps.redis.duplicate({ maxRetriesPerRequest: null });
+    connections.push(c);
+    return c;
+  };
+  const opts = { prefix: config.redisPrefix };
 
-  const worker = new Worker(
-    MAINTENANCE_QUEUE,
-    async (job: Job) => {
-      switch (job.name) {
-        case 'prune-idempotency': {
-          const n = await idem.prune(config.idempotencyRetentionHours);
-          log.info('pruned idempotency records', { count: n });
-          return { pruned: n };
-        }
-        default:
-          throw new Error(`unknown maintenance job ${job.name}`);
+  const maintenance = new Queue(MAINTENANCE_QUEUE, { ...opts, connection: conn() });
+  await maintenance.upsertJobScheduler('prune-idempotency', { every: 60 * 60 * 1000 }, { name: 'prune-idempotency', opts: { removeOnComplete: 10, removeOnFail: 50 } });
+  const workers: Worker[] = [
+    new Worker(
+      MAINTENANCE_QUEUE,
+      async (job: Job) => {
+        if (job.name !== 'prune-idempotency') throw new Error(`unknown maintenance job ${job.name}`);
+        const n = await deps.idempotency.prune(config.idempotencyRetentionHours);
+        log.info('pruned idempotency records', { count: n });
+        return { pruned: n };
+      },
+      { ...opts, connection: conn(), concurrency: 1 },
+    ),
+  ];
+
+  const pi = deps.payments;
+  async function processPi(job: Job<PiJob>) {
+    const { intentId, attemptId } = job.data;
+    const owner = await ownerOf(sql, intentId);
+    if (!owner) return { skipped: 'unknown intent' };
+    switch (job.name) {
+      case 'attempt.execute':
+      case 'attempt.capture':
+      case 'attempt.inbound': {
+        return pi.withLock(intentId, 2000, async () => {
+          const h = await hydrate(sql, intentId, owner.tenantId);
+          const attempt = h?.attempts.find((a) => a.id === attemptId);
+          if (!h || !attempt) return { skipped: 'unknown attempt' };
+          const connector = deps.router.connector(attempt.connector_key);
+          let outcome;
+          if (job.name === 'attempt.execute') {
+            if (attempt.status !== 'pending') return { skipped: `attempt is ${attempt.status}` };
+            // Settle an unknown outcome before anything else: ask first, charge only if unseen.
+            outcome =
+              (await connector.retrieve(attempt.provider_key)) ??
+              (await connector.charge({
+                idempotencyKey: attempt.provider_key,
+                attemptId: attempt.id,
+                tenantId: attempt.tenant_id,
+                livemode: attempt.livemode,
+                method: attempt.method as never,
+                amountMinor: attempt.amount_minor,
+                currency: attempt.currency,
+                paymentToken: attempt.payment_token ?? undefined,
+                now: tenantNow(h.intent.clock_offset_ms, h.intent.livemode),
+              }));
+          } else if (job.name === 'attempt.capture') {
+            if (attempt.status !== 'authorized') return { skipped: `attempt is ${attempt.status}` };
+            outcome = await connector.capture(attempt.provider_key);
+          } else {
+            outcome = await connector.retrieve(attempt.provider_key);
+            if (!outcome) return { skipped: 'provider does not know the attempt' };
+          }
+          await pi.stepLocked(owner.tenantId, owner.livemode, intentId, {
+            kind: 'evidence',
+            attemptId: attempt.id,
+            outcome,
+            source: job.name === 'attempt.inbound' ? 'inbound' : 'connector',
+          });
+          return { outcome: outcome.kind };
+        });
       }
-    },
-    { ...opts, connection: workerConnection, concurrency: 1 },
-  );
-  worker.on('failed', (job, err) => log.warn('maintenance job failed', { job: job?.name, err }));
+      case 'attempt.void': {
+        const h = await hydrate(sql, intentId, owner.tenantId);
+        const attempt = h?.attempts.find((a) => a.id === attemptId);
+        if (attempt) await deps.router.connector(attempt.connector_key).void(attempt.provider_key);
+        return { voided: true };
+      }
+      case 'timer.fire': {
+        const [t] = await sql`select id, tenant_id, livemode, entity_id, due_at, fired_at from timers where id = ${job.data.timerId!}`;
+        if (!t || t.fired_at) return { skipped: 'fired' };
+        const offset = (await sql`select offset_ms from test_clocks where tenant_id = ${t.tenant_id}`)[0]?.offset_ms ?? 0;
+        const now = tenantNow(Number(offset), t.livemode as boolean);
+        if ((t.due_at as Date).getTime() > now.getTime()) return { skipped: 'not due yet by the tenant clock' }; // the sweeper fires it when due
+        await pi.command(t.tenant_id as string, t.livemode as boolean, t.entity_id as string, { kind: 'expire', timerId: t.id as string }, 2000);
+        return { fired: true };
+      }
+      default:
+        throw new Error(`unknown job ${job.name}`);
+    }
+  }
+
+  for (let shard = 0; shard < config.queueShards; shard++) {
+    const w = new Worker<PiJob>(queueName(PI_QUEUE, shard), processPi, { ...opts, connection: conn(), concurrency: config.workerConcurrency });
+    w.on('failed', (job, err) => {
+      const transient = err instanceof ProviderUnavailable || err instanceof LockBusy;
+      log[transient ? 'info' : 'warn']('payment job failed', { job: job?.name, jobId: job?.id, attemptsMade: job?.attemptsMade, err: transient ? err.message : err });
+    });
+    w.on('error', (err) => log.warn('worker error', { err }));
+    workers.push(w);
+  }
+
+  // ---- sweeper: fire timers that are due by their tenant's clock --------------------------------
+  async function sweep() {
+    const due = await sql`
+      -- timers due by the tenant clock (test mode: real time + the tenant's offset)
+      select t.id, t.entity_id from timers t
+        left join test_clocks c on c.tenant_id = t.tenant_id and not t.livemode
+       where t.fired_at is null and t.due_at <= now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0)
+       order by t.due_at limit 500`;
+    for (const t of due) {
+      await deps.queues.add(PI_QUEUE, t.entity_id as string, 'timer.fire', { intentId: t.entity_id, timerId: t.id }, { jobId: `timer-${t.id}-sweep` });
+    }
+    return due.length;
+  }
+
+  // ---- reconciler: re-enqueue what Postgres shows pending (a lost job, a flushed Redis) ----------
+  async function reconcile() {
+    const stale = await sql`
+      -- attempts waiting on the provider, untouched for a while
+      select id, payment_intent_id, status, capture_requested_at from attempts
+       where (status = 'pending' or (status = 'authorized' and capture_requested_at is not null))
+         and updated_at < now() - interval '3 seconds'
+       order by updated_at limit 1000`;
+    for (const a of stale) {
+      const name = a.status === 'pending' ? 'attempt.execute' : 'attempt.capture';
+      await deps.queues.add(PI_QUEUE, a.payment_intent_id as string, name, { intentId: a.payment_intent_id, attemptId: a.id }, { jobId: `${name === 'attempt.execute' ? 'exec' : 'capture'}-${a.id}` });
+    }
+    return stale.length;
+  }
+
+  let ticking = false;
+  const tick = async () => {
+    if (ticking) return;
+    ticking = true;
+    try {
+      await sweep();
+      await reconcile();
+    } catch (e) {
+      log.warn('sweep/reconcile failed', { err: e });
+    } finally {
+      ticking = false;
+    }
+  };
+  const sweepTimer = setInterval(() => void sweep().catch((e) => log.warn('sweep failed', { err: e })), config.sweepIntervalMs);
+  const reconcileTimer = setInterval(() => void reconcile().catch((e) => log.warn('reconcile failed', { err: e })), config.reconcileIntervalMs);
+  void tick();
 
   const stopBeat = startHeartbeat(deps.redis, config.redisPrefix, instanceId);
   return {
+    tick,
     async stop() {
+      clearInterval(sweepTimer);
+      clearInterval(reconcileTimer);
       await stopBeat();
-      await worker.close();
-      await queue.close();
-      connection.disconnect();
-      workerConnection.disconnect();
+      await Promise.all(workers.map((w) => w.close()));
+      await maintenance.close();
+      for (const c of connections) c.disconnect();
     },
   };
 }

@@ -7,6 +7,10 @@ import type { Metrics } from '../ops/metrics.js';
 import type { KeyStore } from './auth.js';
 import type { Idempotency } from './idempotency.js';
 import type { RateLimiter } from './rate-limit.js';
+import type { PaymentIntents } from '../actors/payment-intents.js';
+import type { Queues } from '../actors/queues.js';
+import type { Router } from '../connectors/routing.js';
+import type { SimAcquirer } from '../connectors/sim.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -22,4 +26,8 @@ export interface AppDeps {
   /** sha256 of the operator key (from ADMIN_KEY or the stored generated one). */
   readonly adminKeyHash: string;
   readonly startedAt: Date;
+  readonly queues: Queues;
+  readonly router: Router;
+  readonly sim: SimAcquirer;
+  readonly payments: PaymentIntents;
 }

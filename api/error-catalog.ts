@@ -64,7 +64,13 @@ export const ERROR_CATALOG = {
   'payment_intent.no_route': inv('No connector is configured for the payment method.'),
   'payment_intent.concurrent_modification': inv('Another request changed the intent at the same time. Read it again and retry.'),
   'payment_intent.blocked_by_risk': inv('A risk rule with action `block` fired; no attempt was created.'),
+  'payment_intent.cancel_conflict': inv('Cancel is possible in `requires_payment_method`, `requires_confirmation`, `requires_action`, or `processing` with an authorized attempt; not once the intent succeeded, failed or expired, nor while its attempt has no outcome yet. (The spec does not name this code; answered with 409.)'),
   'attempt.not_capturable': inv('Capture needs an attempt in `authorized`.'),
+  'risk_review.not_found': inv('No risk review with this id exists for this tenant.'),
+  'risk_review.resolution_conflict': inv('The review was already approved or rejected.'),
+  'risk_rule.invalid': inv('A risk rule needs a known `field`, an `operator` that fits its value, and `action` `block` or `review`.'),
+  'test_clock.unauthorized': authz('The test clock exists only in test mode: use an sk_test_ key.'),
+  'test_clock.invalid_advance': inv('Send `{seconds: integer > 0}` or `{to: timestamp later than now}`.'),
   'attempt.not_found': inv('No attempt with this id exists for this key.'),
 
   // --- Refunds ---

@@ -9,6 +9,11 @@ import { Idempotency } from '../api/idempotency.js';
 import { RateLimiter } from '../api/rate-limit.js';
 import { allRoutes } from '../api/routes/index.js';
 import { startWorkers, type RunningWorkers } from '../actors/worker.js';
+import { EntityLocks } from '../actors/lock.js';
+import { PaymentIntents } from '../actors/payment-intents.js';
+import { Queues } from '../actors/queues.js';
+import { Router } from '../connectors/routing.js';
+import { SimAcquirer } from '../connectors/sim.js';
 import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
 import type { Config } from './config.js';
 import { createSql, ensureDatabase, type Sql } from './db.js';
@@ -43,6 +48,10 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const demo = config.seedDemoTenant ? await ensureDemoTenant(sql, config) : undefined;
 
   const keys = new KeyStore(sql, redis, config.redisPrefix, config.keyCacheSeconds * 1000);
+  const queues = new Queues(redis, config.redisPrefix, config.queueShards);
+  const sim = new SimAcquirer(sql, config.publicBaseUrl);
+  const router = new Router({ sim });
+  const payments = new PaymentIntents({ config, sql, redis, log, locks: new EntityLocks(redis, config.redisPrefix), queues, router });
   const deps: AppDeps = {
     config,
     sql,
@@ -55,6 +64,10 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     idempotency: new Idempotency(sql, redis, config.redisPrefix),
     adminKeyHash: admin.hash,
     startedAt: new Date(),
+    queues,
+    router,
+    sim,
+    payments,
   };
 
   let edge: Edge | undefined;
@@ -66,7 +79,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     port = await edge.listen(config.host, config.port);
   }
   if (config.role === 'worker' || config.role === 'all') {
-    workers = await startWorkers({ config, sql, redis, log }, `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`);
+    workers = await startWorkers(deps, `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`);
   }
 
   let stopping: Promise<void> | undefined;
@@ -83,6 +96,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
         await edge?.close(config.shutdownTimeoutMs);
         await workers?.stop().catch((e) => log.warn('worker stop failed', { err: e }));
         await keys.stop();
+        await queues.close().catch(() => {});
         redis.disconnect();
         await sql.end({ timeout: 5 });
         if (readSql !== sql) await readSql.end({ timeout: 5 });

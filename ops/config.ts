@@ -35,6 +35,12 @@ export interface Config {
   /** Seconds an API key record stays cached in a process before it is read again from Postgres. */
   readonly keyCacheSeconds: number;
   readonly seedDemoTenant: boolean;
+  /** How often a worker fires due timers (by each tenant's clock). */
+  readonly sweepIntervalMs: number;
+  /** How often a worker re-enqueues work Postgres shows pending (lost jobs, flushed Redis). */
+  readonly reconcileIntervalMs: number;
+  /** Jobs a worker runs at once per shard queue. */
+  readonly workerConcurrency: number;
 }
 
 const schema = {
@@ -69,6 +75,9 @@ const schema = {
     idempotencyRetentionHours: { type: 'integer', minimum: 24 },
     keyCacheSeconds: { type: 'integer', minimum: 0, maximum: 300 },
     seedDemoTenant: { type: 'boolean' },
+    sweepIntervalMs: { type: 'integer', minimum: 50 },
+    reconcileIntervalMs: { type: 'integer', minimum: 100 },
+    workerConcurrency: { type: 'integer', minimum: 1, maximum: 1000 },
   },
 } as const;
 
@@ -138,6 +147,9 @@ export function loadConfig(env: Env = process.env): Config {
     idempotencyRetentionHours: int(env, 'IDEMPOTENCY_RETENTION_HOURS', 72),
     keyCacheSeconds: int(env, 'KEY_CACHE_SECONDS', 10),
     seedDemoTenant: bool(env, 'SEED_DEMO_TENANT', nodeEnv !== 'test'),
+    sweepIntervalMs: int(env, 'SWEEP_INTERVAL_MS', 5000),
+    reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 10_000),
+    workerConcurrency: int(env, 'WORKER_CONCURRENCY', 16),
   };
   for (const k of Object.keys(draft)) if (draft[k] === undefined) delete draft[k];
 

@@ -5,10 +5,11 @@ import { adminRoutes } from './admin.js';
 import { customerRoutes } from './customers.js';
 import { docRoutes } from './docs.js';
 import { opsRoutes } from './ops.js';
+import { paymentIntentRoutes } from './payment-intents.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
-  routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes);
+  routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes, ...paymentIntentRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

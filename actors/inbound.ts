@@ -1,0 +1,18 @@
+// Operator simulation of an incoming payment (spec: Endpoints > Operator simulation): the payer
+// pays outside the API (the sim provider records it), and the worker treats the provider's word
+// as evidence, exactly as a real provider notice.
+import type { AppDeps } from '../api/deps.js';
+import { ApiError } from '../api/errors.js';
+import { PI_QUEUE } from './payment-intents.js';
+
+export async function simulateInbound(deps: Pick<AppDeps, 'sql' | 'sim' | 'queues'>, tenantId: string, providerRef: string) {
+  const t = await deps.sql`select 1 from tenants where id = ${tenantId}`;
+  if (!t.length) throw new ApiError('tenant.not_found', `No tenant ${tenantId}.`);
+  const rows = await deps.sql`
+    select id, payment_intent_id, connector_key from attempts where tenant_id = ${tenantId} and provider_ref = ${providerRef}`;
+  if (!rows.length) throw new ApiError('attempt.not_found', `No attempt of this tenant has provider_ref ${providerRef}. Take it from attempts[0].provider_ref of the intent (GET /v1/payment_intents/{id}?expand=attempts).`);
+  const a = rows[0];
+  if (a.connector_key === 'sim') await deps.sim.markPaid(tenantId, providerRef);
+  await deps.queues.add(PI_QUEUE, a.payment_intent_id as string, 'attempt.inbound', { intentId: a.payment_intent_id, attemptId: a.id }, { jobId: `inbound-${a.id}-${Date.now()}` });
+  return { object: 'inbound_acknowledgement', received: true, provider_ref: providerRef, payment_intent_id: a.payment_intent_id as string, attempt_id: a.id as string };
+}

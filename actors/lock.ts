@@ -1,0 +1,30 @@
+// One writer per entity: a Redis lock (SET NX PX with a token, released only by its holder).
+// The Postgres row's version is the fencing token for a holder whose lock expired.
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+export class EntityLocks {
+  constructor(private redis: Redis, private prefix: string) {
+    if (!(redis as unknown as { orqLockRelease?: unknown }).orqLockRelease) redis.defineCommand('orqLockRelease', { numberOfKeys: 1, lua: RELEASE });
+  }
+
+  /** Token when acquired within waitMs, else null. */
+  async acquire(entity: string, ttlMs: number, waitMs: number): Promise<string | null> {
+    const key = `${this.prefix}:lock:${entity}`;
+    const token = randomUUID();
+    const deadline = Date.now() + waitMs;
+    let pause = 5;
+    for (;;) {
+      if ((await this.redis.set(key, token, 'PX', ttlMs, 'NX')) === 'OK') return token;
+      if (Date.now() + pause > deadline) return null;
+      await new Promise((r) => setTimeout(r, pause));
+      pause = Math.min(pause * 2, 50);
+    }
+  }
+
+  async release(entity: string, token: string): Promise<void> {
+    await (this.redis as unknown as { orqLockRelease(k: string, v: string): Promise<number> }).orqLockRelease(`${this.prefix}:lock:${entity}`, token);
+  }
+}

@@ -1,0 +1,146 @@
+// Rows and projections of payment intents and attempts, and the reads that hydrate an actor.
+import type { Db } from '../ops/db.js';
+import type { NextAction } from '../connectors/acquirer.js';
+
+export interface IntentRow {
+  id: string;
+  tenant_id: string;
+  livemode: boolean;
+  amount_minor: number;
+  tip_minor: number;
+  currency: string;
+  status: string;
+  client_secret: string;
+  metadata: Record<string, string> | null;
+  receipt_code: string;
+  next_action: NextAction | null;
+  last_error: { code: string; message: string; decline?: string } | null;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+  clock_offset_ms: number;
+}
+
+export interface AttemptRow {
+  id: string;
+  tenant_id: string;
+  livemode: boolean;
+  payment_intent_id: string;
+  status: string;
+  connector_key: string;
+  method: string;
+  amount_minor: number;
+  currency: string;
+  payment_token: string | null;
+  provider_ref: string | null;
+  provider_key: string;
+  failure_code: string | null;
+  failure_message: string | null;
+  decline: string | null;
+  capture_requested_at: Date | null;
+  fee_minor: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface Hydrated {
+  intent: IntentRow;
+  attempts: AttemptRow[];
+  open?: AttemptRow;
+  review?: { id: string; request: Record<string, unknown> | null };
+}
+
+const iso = (d: Date) => d.toISOString();
+
+export function attemptView(a: AttemptRow) {
+  return {
+    id: a.id,
+    object: 'attempt' as const,
+    status: a.status,
+    connector_key: a.connector_key,
+    method: a.method,
+    amount_minor: a.amount_minor,
+    currency: a.currency,
+    provider_ref: a.provider_ref,
+    failure_code: a.failure_code,
+    failure_message: a.failure_message,
+    created_at: iso(a.created_at),
+  };
+}
+
+/** The authenticated projection (spec: Resources > payment_intent). Nulls are stripped at the edge. */
+export function intentView(i: IntentRow, attempts?: AttemptRow[]) {
+  return {
+    id: i.id,
+    object: 'payment_intent' as const,
+    amount_minor: i.amount_minor,
+    tip_minor: i.tip_minor,
+    total_minor: i.amount_minor + i.tip_minor,
+    currency: i.currency,
+    status: i.status,
+    client_secret: i.client_secret,
+    livemode: i.livemode,
+    metadata: i.metadata,
+    receipt_code: i.receipt_code,
+    next_action: i.next_action,
+    last_payment_error: i.last_error ? { code: i.last_error.code, message: i.last_error.message } : null,
+    attempts: attempts?.map(attemptView),
+    created_at: iso(i.created_at),
+    updated_at: iso(i.updated_at),
+  };
+}
+
+/** spec: Events > data of payment_intent.* events: metadata always present (null when absent), never attempts. */
+export function intentEventData(i: IntentRow) {
+  return {
+    id: i.id,
+    object: 'payment_intent',
+    status: i.status,
+    amount_minor: i.amount_minor,
+    tip_minor: i.tip_minor,
+    total_minor: i.amount_minor + i.tip_minor,
+    currency: i.currency,
+    metadata: i.metadata ?? null,
+  };
+}
+
+const num = (v: unknown) => (v === null || v === undefined ? v : Number(v));
+
+function toIntent(r: Record<string, unknown>): IntentRow {
+  return { ...(r as unknown as IntentRow), amount_minor: Number(r.amount_minor), tip_minor: Number(r.tip_minor), clock_offset_ms: Number(r.clock_offset_ms ?? 0) };
+}
+function toAttempt(r: Record<string, unknown>): AttemptRow {
+  return { ...(r as unknown as AttemptRow), amount_minor: Number(r.amount_minor), fee_minor: num(r.fee_minor) as number | null };
+}
+
+export const OPEN = new Set(['pending', 'authorized', 'requires_action']);
+
+/**
+ * The intent with its attempts and pending review. Scoped by tenant (and mode when given):
+ * another tenant's id reads as absent.
+ */
+export async function hydrate(db: Db, id: string, tenantId: string, livemode?: boolean): Promise<Hydrated | undefined> {
+  const rows = await db`
+    select pi.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
+      from payment_intents pi left join test_clocks tc on tc.tenant_id = pi.tenant_id and not pi.livemode
+     where pi.id = ${id} and pi.tenant_id = ${tenantId} ${livemode === undefined ? db`` : db`and pi.livemode = ${livemode}`}`;
+  if (!rows.length) return undefined;
+  const intent = toIntent(rows[0]);
+  const [attempts, reviews] = await Promise.all([
+    db`select * from attempts where payment_intent_id = ${id} order by created_at, id`,
+    db`select id, request from risk_reviews where payment_intent_id = ${id} and status = 'pending'`,
+  ]);
+  const as = attempts.map(toAttempt);
+  return {
+    intent,
+    attempts: as,
+    open: as.find((a) => OPEN.has(a.status)),
+    review: reviews.length ? { id: reviews[0].id as string, request: reviews[0].request as Record<string, unknown> | null } : undefined,
+  };
+}
+
+/** Which tenant owns an intent (workers receive ids only). */
+export async function ownerOf(db: Db, id: string): Promise<{ tenantId: string; livemode: boolean } | undefined> {
+  const rows = await db`select tenant_id, livemode from payment_intents where id = ${id}`;
+  return rows.length ? { tenantId: rows[0].tenant_id as string, livemode: rows[0].livemode as boolean } : undefined;
+}

@@ -1,0 +1,44 @@
+// Entity queues sharded by entity id: `<kind>-{<shard>}` (the braces are a Redis Cluster hash tag,
+// so each shard's keys live in one slot). Job ids are deterministic per piece of work, so a
+// repeated enqueue (retry, reconciler) is absorbed while the first job is still queued.
+import { createHash } from 'node:crypto';
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+export const shardOf = (entityId: string, shards: number) => createHash('sha1').update(entityId).digest().readUInt32BE(0) % shards;
+export const queueName = (kind: string, shard: number) => `${kind}-{${shard}}`;
+
+export const DEFAULT_JOB: JobsOptions = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 250 },
+  removeOnComplete: true,
+  // Failed jobs are removed too: the reconciler re-enqueues whatever Postgres still shows pending.
+  removeOnFail: true,
+};
+
+export class Queues {
+  private queues = new Map<string, Queue>();
+  private connection: Redis;
+
+  constructor(redis: Redis, private prefix: string, readonly shards: number) {
+    this.connection = redis.duplicate({ maxRetriesPerRequest: null, enableAutoPipelining: true });
+  }
+
+  private queue(name: string): Queue {
+    let q = this.queues.get(name);
+    if (!q) {
+      q = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  async add(kind: string, entityId: string, name: string, data: object, opts: JobsOptions & { jobId: string }): Promise<void> {
+    await this.queue(queueName(kind, shardOf(entityId, this.shards))).add(name, data, { ...DEFAULT_JOB, ...opts });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    this.connection.disconnect();
+  }
+}

@@ -1,0 +1,141 @@
+// Payment intents (spec: Endpoints > Payment intents), the test clock and risk review reads.
+import { advanceClock, getClock } from '../../actors/test-clock.js';
+import { reviewView } from '../../actors/payment-intents.js';
+import {
+  clockAdvanceBody,
+  confirmBody,
+  confirmBodyProblem,
+  createPaymentIntentBody,
+  getIntentQuery,
+  paymentIntentResource,
+  riskReviewResource,
+  testClockResource,
+  type ClockAdvanceBody,
+  type ConfirmBody,
+  type CreatePaymentIntentBody,
+} from '../../schemas/payment-intents.js';
+import { ApiError } from '../errors.js';
+import { defineRoute } from '../route.js';
+
+const intent200 = (description: string) => ({ 200: { description, schema: paymentIntentResource } });
+
+export const paymentIntentRoutes = [
+  defineRoute<CreatePaymentIntentBody>({
+    method: 'POST',
+    path: '/v1/payment_intents',
+    auth: 'api_key',
+    scope: 'payments:write',
+    idempotency: 'required',
+    body: createPaymentIntentBody,
+    summary: 'Create a payment intent',
+    description: 'Answers 201 with the intent in `requires_payment_method`, a new `client_secret` and a `receipt_code` (`W-XXXXX`, unique per tenant). Creation is recorded in the intent history and is not dispatched as a webhook.',
+    tags: ['Payment intents'],
+    responses: { 201: { description: 'The new intent', schema: paymentIntentResource } },
+    handler: async (ctx) => ({ status: 201, body: await ctx.deps.payments.create(ctx.principal, ctx.body, ctx.idem) }),
+  }),
+  defineRoute<unknown, { expand?: 'attempts' }>({
+    method: 'GET',
+    path: '/v1/payment_intents/{id}',
+    auth: 'api_key',
+    scope: 'payments:read',
+    query: getIntentQuery,
+    notFound: 'payment_intent.not_found',
+    summary: 'Read a payment intent',
+    description: '`?expand=attempts` adds the attempts.',
+    tags: ['Payment intents'],
+    responses: intent200('The intent'),
+    errors: ['payment_intent.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.payments.get(ctx.principal, ctx.params.id, ctx.query.expand === 'attempts') }),
+  }),
+  defineRoute<ConfirmBody>({
+    method: 'POST',
+    path: '/v1/payment_intents/{id}/confirm',
+    auth: 'api_key',
+    scope: 'payments:write',
+    idempotency: 'required',
+    body: confirmBody,
+    notFound: 'payment_intent.not_found',
+    summary: 'Confirm: create an attempt and send it to the provider',
+    description:
+      'Answers 200 with `status = processing` and the new attempt `pending`; the outcome arrives later (webhook or GET). ' +
+      'A risk rule with action `review` answers 200 with a `risk_review` object instead, and the intent waits in `requires_confirmation` for the operator. ' +
+      'A soft decline with attempts left (3 per intent) returns the intent to `requires_payment_method` for another confirm.',
+    tags: ['Payment intents'],
+    responses: { 200: { description: 'The intent, processing, with its attempts (or a risk_review)', schema: { oneOf: [paymentIntentResource, riskReviewResource] } } },
+    errors: ['payment_intent.not_found', 'payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.concurrent_modification', 'payment_intent.blocked_by_risk', 'payment_method.not_found'],
+    handler: async (ctx) => {
+      const problem = confirmBodyProblem(ctx.body);
+      if (problem) throw new ApiError('request.invalid_body', problem);
+      return { status: 200, body: await ctx.deps.payments.confirm(ctx.principal, ctx.params.id, ctx.body, ctx.idem) };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/payment_intents/{id}/capture',
+    auth: 'api_key',
+    scope: 'payments:write',
+    idempotency: 'required',
+    notFound: 'payment_intent.not_found',
+    summary: 'Capture an authorized attempt',
+    description: 'The intent stays `processing` until the provider confirms the capture; then it is `succeeded`.',
+    tags: ['Payment intents'],
+    responses: intent200('The intent, still processing'),
+    errors: ['payment_intent.not_found', 'attempt.not_capturable', 'payment_intent.concurrent_modification'],
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.payments.capture(ctx.principal, ctx.params.id, ctx.idem) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/payment_intents/{id}/cancel',
+    auth: 'api_key',
+    scope: 'payments:write',
+    idempotency: 'required',
+    notFound: 'payment_intent.not_found',
+    summary: 'Cancel a payment intent',
+    description: 'Allowed in requires_payment_method, requires_confirmation, requires_action, and processing with an authorized attempt (the authorization is voided). Cancel of a canceled intent is a no-op 200. Otherwise 409 `payment_intent.cancel_conflict`.',
+    tags: ['Payment intents'],
+    responses: intent200('The canceled intent'),
+    errors: ['payment_intent.not_found', 'payment_intent.cancel_conflict', 'payment_intent.concurrent_modification'],
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.payments.cancel(ctx.principal, ctx.params.id, ctx.idem) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/test/clock',
+    auth: 'api_key',
+    scope: 'payments:read',
+    summary: "The tenant's test clock",
+    description: 'Test keys only; live keys get 403 `test_clock.unauthorized`.',
+    tags: ['Test clock'],
+    responses: { 200: { description: 'The clock', schema: testClockResource } },
+    errors: ['test_clock.unauthorized'],
+    handler: async (ctx) => ({ status: 200, body: await getClock(ctx.deps, ctx.principal) }),
+  }),
+  defineRoute<ClockAdvanceBody>({
+    method: 'POST',
+    path: '/v1/test/clock/advance',
+    auth: 'api_key',
+    scope: 'payments:write',
+    body: clockAdvanceBody,
+    summary: "Move the tenant's test clock forward",
+    description: '`{seconds: int > 0}` or `{to: timestamp later than now}`. Timers that become due (push-payment expiry, …) fire at once.',
+    tags: ['Test clock'],
+    responses: { 200: { description: 'The clock', schema: testClockResource } },
+    errors: ['test_clock.unauthorized', 'test_clock.invalid_advance'],
+    handler: async (ctx) => ({ status: 200, body: await advanceClock(ctx.deps, ctx.principal, ctx.body) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/risk_reviews/{id}',
+    auth: 'api_key',
+    scope: 'payments:read',
+    notFound: 'risk_review.not_found',
+    summary: 'Read a risk review',
+    tags: ['Risk'],
+    responses: { 200: { description: 'The review', schema: riskReviewResource } },
+    errors: ['risk_review.not_found'],
+    handler: async (ctx) => {
+      const r = await reviewView(ctx.deps.sql, ctx.principal.tenantId, ctx.params.id);
+      if (r.livemode !== ctx.principal.livemode) throw new ApiError('risk_review.not_found');
+      return { status: 200, body: r };
+    },
+  }),
+];

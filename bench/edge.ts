@@ -1,0 +1,541 @@
+// bench/edge (npm run bench:edge): the HTTP edge's overhead against a bare uWebSockets.js server.
+//
+// Three targets (plus one reference), in two server processes, all loaded by autocannon from this
+// process with the same settings:
+//   bare        GET /                on bench/bare-server      (uWS hello-world, small JSON body)
+//   health      GET /health/live     on the real app's edge: reference only, not in the target:
+//               the edge's fixed cost (no auth, no rate limit, same handler as the bench route)
+//   auth-get    GET /v1/bench/live   on bench/orquesta-server  (API key auth from the in-memory key
+//               cache, the /v1 rate limit: one Redis script per request, scope, cheap handler)
+//   validation  POST /v1/customers {"email":42} on the real app's edge: auth, rate limit, JSON
+//               parse, Ajv rejects it with 400 request.invalid_body before any database work
+// Every target gets a warm-up run, then a measured run. Verified before the load: the expected
+// statuses and bodies. Verified after each run: the expected status codes only, no errors or
+// timeouts, and (for the /v1 targets) that the rate limiter counted every request in Redis.
+//
+// Options: --duration <s> (10) --warmup <s> (2) --connections <n> (50) --pipelining <n> (1)
+//          --rounds <n> (1) --only bare,health,auth-get,validation --json <file>
+//          --profile-server <dir>: run the Orquesta server under node --cpu-prof, profile written there
+import autocannon from 'autocannon';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const SETTLE_MS = 1000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Options
+const ALL_TARGETS = ['bare', 'health', 'auth-get', 'validation'] as const;
+interface Options {
+  duration: number;
+  warmup: number;
+  connections: number;
+  pipelining: number;
+  rounds: number;
+  only: Set<string>;
+  json?: string;
+  /** Directory for a V8 CPU profile of the Orquesta server process (node --cpu-prof). */
+  profileServer?: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = { duration: 10, warmup: 2, connections: 50, pipelining: 1, rounds: 1, only: new Set(ALL_TARGETS) };
+  const num = (name: string, v: string | undefined, min: number, max: number) => {
+    const n = Number(v);
+    if (v === undefined || !Number.isFinite(n) || n < min || n > max) throw new Error(`--${name} takes a number between ${min} and ${max}, got ${v}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split('=', 2) as [string, string | undefined];
+    const val = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--duration':
+        o.duration = num('duration', val(), 1, 600);
+        break;
+      case '--warmup':
+        o.warmup = num('warmup', val(), 0, 60);
+        break;
+      case '--connections':
+        o.connections = Math.floor(num('connections', val(), 1, 10_000));
+        break;
+      case '--pipelining':
+        o.pipelining = Math.floor(num('pipelining', val(), 1, 100));
+        break;
+      case '--rounds':
+        o.rounds = Math.floor(num('rounds', val(), 1, 20));
+        break;
+      case '--only': {
+        const names = String(val() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+        for (const n of names) if (!(ALL_TARGETS as readonly string[]).includes(n)) throw new Error(`--only: unknown target ${n}`);
+        o.only = new Set(names);
+        break;
+      }
+      case '--json':
+        o.json = val();
+        break;
+      case '--profile-server':
+        o.profileServer = val();
+        break;
+      case '--help':
+      case '-h':
+        process.stdout.write('npm run bench:edge -- [--duration 10] [--warmup 2] [--connections 50] [--pipelining 1] [--rounds 1] [--only bare,health,auth-get,validation] [--json out.json] [--profile-server dir]\n');
+        process.exit(0);
+      // eslint-disable-next-line no-fallthrough
+      default:
+        throw new Error(`unknown option ${argv[i]} (try --help)`);
+    }
+  }
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: started with a stdin pipe (they exit when it closes), killed on every exit path.
+const children = new Set<ChildProcess>();
+
+function startChild<T>(name: string, script: string, readyTimeoutMs: number, nodeArgs: string[] = []): Promise<{ child: ChildProcess; info: T }> {
+  const child = spawn(process.execPath, [...nodeArgs, join(here, script)], { stdio: ['pipe', 'pipe', 'pipe'], env: process.env });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let ready = false;
+    const timer = setTimeout(() => reject(new Error(`${name} did not report ready within ${readyTimeoutMs} ms`)), readyTimeoutMs);
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (!ready && line.startsWith('BENCH_READY ')) {
+          ready = true;
+          clearTimeout(timer);
+          try {
+            resolve({ child, info: JSON.parse(line.slice('BENCH_READY '.length)) as T });
+          } catch (e) {
+            reject(e);
+          }
+        } else if (line.trim()) process.stderr.write(`[${name}] ${line}\n`);
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (!ready) reject(new Error(`${name} exited before it was ready (code ${code}, signal ${signal})`));
+    });
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+async function stopChildren(): Promise<void> {
+  await Promise.all(
+    [...children].map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
+          c.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          c.kill('SIGTERM');
+        }),
+    ),
+  );
+}
+
+process.on('exit', () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    process.stderr.write(`bench/edge: ${sig}, stopping the servers\n`);
+    void stopChildren().finally(() => process.exit(130));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting: the server child (from /proc), redis-server (INFO cpu), and this process.
+let clkTck = 100;
+try {
+  clkTck = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+} catch {
+  /* keep 100 */
+}
+
+function procCpuSeconds(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clkTck; // utime + stime
+  } catch {
+    return null;
+  }
+}
+
+/** Whole-machine CPU seconds from /proc/stat: busy (not idle/iowait) and stolen by the hypervisor. */
+function machineCpuSeconds(): { busy: number; steal: number } | null {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = f;
+    return { busy: (user + nice + system + irq + softirq) / clkTck, steal: (steal ?? 0) / clkTck };
+  } catch {
+    return null;
+  }
+}
+
+async function redisCpuSeconds(redis: Redis | undefined): Promise<number | null> {
+  if (!redis) return null;
+  try {
+    const info = await redis.info('cpu');
+    const get = (k: string) => Number(new RegExp(`^${k}:([0-9.]+)`, 'm').exec(info)?.[1] ?? NaN);
+    const v = get('used_cpu_sys') + get('used_cpu_user');
+    return Number.isFinite(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets and runs
+interface Target {
+  name: (typeof ALL_TARGETS)[number];
+  label: string;
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  expectStatus: number;
+  serverPid?: number;
+  /** Redis keys (SCAN pattern) of the rate-limit windows this target counts into. */
+  rlPattern?: string;
+}
+
+interface RunResult {
+  target: Target['name'];
+  label: string;
+  round: number;
+  rps: number;
+  rpsStddev: number;
+  total: number;
+  sent: number;
+  duration: number;
+  p50: number;
+  p99: number;
+  latencyAvg: number;
+  statusCodes: Record<string, number>;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  serverCpuPct: number | null;
+  redisCpuPct: number | null;
+  clientCpuPct: number | null;
+  /** Busy CPU of the whole machine not accounted to the server, Redis or autocannon (100% = one core). */
+  otherCpuPct: number | null;
+  /** CPU time stolen by the hypervisor (100% = one core). */
+  stealPct: number | null;
+  rateLimitCounted: number | null;
+  /** The first few request errors autocannon reported, if any. */
+  reqErrors: string[];
+}
+
+function cannon(t: Target, o: Options, seconds: number, reqErrors: string[]): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    const inst = autocannon(
+      {
+        url: t.url,
+        method: t.method,
+        headers: t.headers,
+        body: t.body,
+        connections: o.connections,
+        pipelining: o.pipelining,
+        duration: seconds,
+        timeout: 10,
+      },
+      (err: unknown, res: autocannon.Result) => {
+        clearTimeout(guard);
+        if (err) reject(err);
+        else resolve(res);
+      },
+    );
+    inst.on('reqError', (e: unknown) => {
+      if (reqErrors.length < 5) reqErrors.push(String((e as Error)?.message ?? e));
+    });
+    // Bounded even if the server stops answering: autocannon's own duration plus a margin.
+    const guard = setTimeout(() => inst.stop(), (seconds + 30) * 1000);
+  });
+}
+
+async function sumKeys(redis: Redis, pattern: string): Promise<number> {
+  let cursor = '0';
+  let sum = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) for (const v of await redis.mget(...keys)) sum += Number(v ?? 0);
+  } while (cursor !== '0');
+  return sum;
+}
+
+async function measure(t: Target, o: Options, round: number, redis: Redis | undefined): Promise<RunResult> {
+  if (o.warmup > 0) {
+    const warmErrors: string[] = [];
+    const w = await cannon(t, o, o.warmup, warmErrors);
+    if (w.errors || w.timeouts) throw new Error(`${t.name} warm-up: ${w.errors} errors, ${w.timeouts} timeouts ${warmErrors.join('; ')}`);
+    await sleep(SETTLE_MS); // let the warm-up's last in-flight requests finish before counting
+  }
+  const rlBefore = redis && t.rlPattern ? await sumKeys(redis, t.rlPattern) : null;
+  const srvBefore = procCpuSeconds(t.serverPid);
+  const redisBefore = await redisCpuSeconds(redis);
+  const machBefore = machineCpuSeconds();
+  const cliBefore = process.cpuUsage();
+  const wallBefore = process.hrtime.bigint();
+
+  const reqErrors: string[] = [];
+  const r = await cannon(t, o, o.duration, reqErrors);
+
+  const wall = Number(process.hrtime.bigint() - wallBefore) / 1e9;
+  const cli = process.cpuUsage(cliBefore);
+  const srvAfter = procCpuSeconds(t.serverPid);
+  const redisAfter = await redisCpuSeconds(redis);
+  const machAfter = machineCpuSeconds();
+  await sleep(SETTLE_MS); // requests in flight when autocannon stopped still reach the rate limiter
+  const rlAfter = redis && t.rlPattern ? await sumKeys(redis, t.rlPattern) : null;
+
+  const pct = (a: number | null, b: number | null) => (a === null || b === null ? null : (100 * (b - a)) / wall);
+  const srvPct = pct(srvBefore, srvAfter);
+  const redisPct = pct(redisBefore, redisAfter);
+  const cliPct = (100 * (cli.user + cli.system)) / 1e6 / wall;
+  const machPct = machBefore && machAfter ? (100 * (machAfter.busy - machBefore.busy)) / wall : null;
+  const statusCodes: Record<string, number> = {};
+  for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = (s as { count?: number }).count ?? 0;
+  return {
+    target: t.name,
+    label: t.label,
+    round,
+    rps: r.requests.average,
+    rpsStddev: r.requests.stddev,
+    total: r.requests.total,
+    sent: r.requests.sent,
+    duration: r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    latencyAvg: r.latency.average,
+    statusCodes,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    serverCpuPct: srvPct,
+    redisCpuPct: redisPct,
+    clientCpuPct: cliPct,
+    otherCpuPct: machPct === null ? null : Math.max(0, machPct - (srvPct ?? 0) - (redisPct ?? 0) - cliPct),
+    stealPct: machBefore && machAfter ? (100 * (machAfter.steal - machBefore.steal)) / wall : null,
+    rateLimitCounted: rlBefore === null || rlAfter === null ? null : rlAfter - rlBefore,
+    reqErrors,
+  };
+}
+
+/** Problems with a run: anything but the expected status, errors, timeouts, uncounted requests. */
+function problems(t: Target, r: RunResult): string[] {
+  const p: string[] = [];
+  if (r.total === 0) p.push('no responses');
+  for (const [code, n] of Object.entries(r.statusCodes)) if (Number(code) !== t.expectStatus && n > 0) p.push(`${n} × HTTP ${code} (expected only ${t.expectStatus})`);
+  if (r.errors) p.push(`${r.errors} errors ${r.reqErrors.join('; ')}`);
+  if (r.timeouts) p.push(`${r.timeouts} timeouts`);
+  if (r.rateLimitCounted !== null) {
+    // Every answered request was counted; requests still in flight when the run stopped may be too.
+    if (r.rateLimitCounted < r.total || r.rateLimitCounted > r.sent) {
+      p.push(`rate limiter counted ${r.rateLimitCounted} hits for ${r.total} responses / ${r.sent} sent`);
+    }
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pre-flight checks of each target (one request each, its own connection).
+async function check(t: Target): Promise<void> {
+  const res = await fetch(t.url, { method: t.method, headers: { ...t.headers, connection: 'close' }, body: t.body });
+  const text = await res.text();
+  if (res.status !== t.expectStatus) throw new Error(`${t.name}: ${t.method} ${t.url} answered ${res.status}, expected ${t.expectStatus}: ${text.slice(0, 300)}`);
+  const body = JSON.parse(text) as Record<string, any>;
+  if (t.name === 'validation') {
+    const code = body?.error?.code ?? body?.code;
+    if (code !== 'request.invalid_body') throw new Error(`validation: expected error code request.invalid_body, got ${text.slice(0, 300)}`);
+  } else if (body.status !== 'ok') throw new Error(`${t.name}: unexpected body ${text.slice(0, 300)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+const fmt = (n: number | null | undefined, d = 0) => (n === null || n === undefined || !Number.isFinite(n) ? 'n/a' : n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d }));
+const codes = (c: Record<string, number>) =>
+  Object.entries(c)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
+
+function table(results: RunResult[]): string {
+  const head = ['run', 'round', 'req/s (avg)', '± stddev', 'responses', 'p50 ms', 'p99 ms', 'status codes', 'non-2xx', 'errors', 'timeouts', 'server CPU', 'redis CPU', 'autocannon CPU', 'other CPU', 'steal', 'RL hits counted'];
+  const rows = results.map((r) => [
+    r.label,
+    String(r.round),
+    fmt(r.rps),
+    fmt(r.rpsStddev),
+    fmt(r.total),
+    fmt(r.p50),
+    fmt(r.p99),
+    codes(r.statusCodes),
+    fmt(r.non2xx),
+    fmt(r.errors),
+    fmt(r.timeouts),
+    r.serverCpuPct === null ? 'n/a' : `${fmt(r.serverCpuPct)}%`,
+    r.redisCpuPct === null ? 'n/a' : `${fmt(r.redisCpuPct)}%`,
+    r.clientCpuPct === null ? 'n/a' : `${fmt(r.clientCpuPct)}%`,
+    r.otherCpuPct === null ? 'n/a' : `${fmt(r.otherCpuPct)}%`,
+    r.stealPct === null ? 'n/a' : `${fmt(r.stealPct)}%`,
+    r.rateLimitCounted === null ? '–' : fmt(r.rateLimitCounted),
+  ]);
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+// ---------------------------------------------------------------------------------------------
+async function main(): Promise<number> {
+  const o = parseArgs(process.argv.slice(2));
+  const cpuModel = cpus()[0]?.model ?? 'unknown';
+  process.stdout.write(
+    `bench/edge: node ${process.version}, ${cpus().length} CPUs (${cpuModel}), ${fmt(totalmem() / 2 ** 30, 1)} GiB\n` +
+      `autocannon: connections ${o.connections}, pipelining ${o.pipelining}, duration ${o.duration} s, warm-up ${o.warmup} s per target, rounds ${o.rounds}\n`,
+  );
+
+  const targets: Target[] = [];
+  let redis: Redis | undefined;
+
+  if (o.only.has('bare')) {
+    const bare = await startChild<{ port: number; pid: number }>('bare', 'bare-server.js', 15_000);
+    targets.push({
+      name: 'bare',
+      label: 'bare uWS GET /',
+      url: `http://127.0.0.1:${bare.info.port}/`,
+      method: 'GET',
+      headers: {},
+      expectStatus: 200,
+      serverPid: bare.child.pid,
+    });
+  }
+  if (o.only.has('health') || o.only.has('auth-get') || o.only.has('validation')) {
+    const orq = await startChild<{ appPort: number; benchPort: number; key: string; keyId: string; redisPrefix: string; pid: number }>('orquesta', 'orquesta-server.js', 120_000, o.profileServer ? ['--cpu-prof', `--cpu-prof-dir=${o.profileServer}`] : []);
+    const rlPattern = `${orq.info.redisPrefix}:rl:k:${orq.info.keyId}:*`;
+    const auth = { authorization: `Bearer ${orq.info.key}` };
+    if (o.only.has('health')) {
+      targets.push({
+        name: 'health',
+        label: 'reference: Orquesta GET /health/live (no auth, no rate limit)',
+        url: `http://127.0.0.1:${orq.info.appPort}/health/live`,
+        method: 'GET',
+        headers: {},
+        expectStatus: 200,
+        serverPid: orq.child.pid,
+      });
+    }
+    if (o.only.has('auth-get')) {
+      targets.push({
+        name: 'auth-get',
+        label: 'Orquesta auth GET /v1/bench/live',
+        url: `http://127.0.0.1:${orq.info.benchPort}/v1/bench/live`,
+        method: 'GET',
+        headers: auth,
+        expectStatus: 200,
+        serverPid: orq.child.pid,
+        rlPattern,
+      });
+    }
+    if (o.only.has('validation')) {
+      targets.push({
+        name: 'validation',
+        label: 'Orquesta auth POST /v1/customers → 400',
+        url: `http://127.0.0.1:${orq.info.appPort}/v1/customers`,
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: '{"email": 42}',
+        expectStatus: 400,
+        serverPid: orq.child.pid,
+        rlPattern,
+      });
+    }
+    redis = new Redis(process.env.REDIS_URL || 'redis://127.0.0.1:6379/0', { maxRetriesPerRequest: 2, lazyConnect: false });
+    await redis.ping();
+    // Auth is really enforced on the bench route: no key → 401.
+    const unauth = await fetch(`http://127.0.0.1:${orq.info.benchPort}/v1/bench/live`, { headers: { connection: 'close' } });
+    await unauth.text();
+    if (unauth.status !== 401) throw new Error(`GET /v1/bench/live without a key answered ${unauth.status}, expected 401`);
+  }
+
+  for (const t of targets) await check(t);
+  process.stdout.write(`pre-checks passed: ${targets.map((t) => `${t.name} → ${t.expectStatus}`).join(', ')}; unauthenticated bench route → 401\n\n`);
+
+  const results: RunResult[] = [];
+  const failures: string[] = [];
+  for (let round = 1; round <= o.rounds; round++) {
+    for (const t of targets) {
+      process.stdout.write(`round ${round}: ${t.label} (${o.warmup} s warm-up + ${o.duration} s)… `);
+      const r = await measure(t, o, round, redis);
+      results.push(r);
+      const p = problems(t, r);
+      process.stdout.write(`${fmt(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${p.length ? `  PROBLEMS: ${p.join('; ')}` : ''}\n`);
+      for (const x of p) failures.push(`${t.name} round ${round}: ${x}`);
+    }
+  }
+
+  const avg = (name: Target['name']) => mean(results.filter((r) => r.target === name).map((r) => r.rps));
+  const bareRps = avg('bare');
+  const ratios: Record<string, number> = {};
+  if (o.only.has('bare')) {
+    if (o.only.has('auth-get')) ratios['auth GET / bare'] = avg('auth-get') / bareRps;
+    if (o.only.has('validation')) ratios['validation-reject / bare'] = avg('validation') / bareRps;
+    if (o.only.has('health')) ratios['reference: unauthenticated /health/live / bare'] = avg('health') / bareRps;
+  }
+
+  process.stdout.write(`\n${table(results)}\n`);
+  process.stdout.write(
+    `CPU columns: % of one core over the measured run (this machine has ${cpus().length}); "other" = machine busy time not spent in the server, ` +
+      `redis-server or autocannon; RL hits counted = rate-limit increments in Redis during the run (must be between responses and requests sent)\n\n`,
+  );
+  if (o.rounds > 1) {
+    for (const n of ALL_TARGETS) if (o.only.has(n)) process.stdout.write(`mean req/s ${n}: ${fmt(avg(n))}\n`);
+  }
+  for (const [k, v] of Object.entries(ratios)) {
+    const verdict = k.startsWith('reference') ? '' : `  (target >= 0.5x: ${v >= 0.5 ? 'met' : 'NOT met'})`;
+    process.stdout.write(`ratio ${k}: ${v.toFixed(3)}x${verdict}\n`);
+  }
+  if (failures.length) process.stdout.write(`\nFAILED CHECKS:\n${failures.map((f) => `  - ${f}`).join('\n')}\n`);
+  else process.stdout.write('\nchecks: only the expected status codes, no errors, no timeouts; the rate limiter counted every /v1 request in Redis\n');
+
+  if (o.json) {
+    writeFileSync(
+      o.json,
+      JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: cpus().length, cpuModel, options: { ...o, only: [...o.only] }, results, ratios, failures }, null, 2) + '\n',
+    );
+  }
+  redis?.disconnect();
+  return failures.length ? 1 : 0;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (e) {
+  process.stderr.write(`bench/edge failed: ${(e as Error).stack ?? String(e)}\n`);
+  code = 1;
+} finally {
+  await stopChildren();
+}
+process.exit(code);

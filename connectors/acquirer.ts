@@ -1,0 +1,53 @@
+// The card/push acquirer interface. One file per provider implements it; `sim` is the reference.
+// Declines are values; only transport or contract faults throw (ProviderUnavailable), which means
+// the outcome is unknown and must be settled with retrieve() before anything else happens.
+
+export type PaymentMethod = 'card' | 'spei' | 'codi' | 'oxxo' | 'dimo';
+export const PAYMENT_METHODS: readonly PaymentMethod[] = ['card', 'spei', 'codi', 'oxxo', 'dimo'];
+
+export type NextAction =
+  | { type: 'redirect'; redirect_url: string }
+  | { type: 'bank_transfer'; clabe: string; beneficiary: string; expires_at: string }
+  | { type: 'codi_qr'; qr_payload: string; expires_at: string }
+  | { type: 'oxxo_voucher'; reference: string; expires_at: string };
+
+export type ProviderOutcome =
+  | { kind: 'captured'; providerRef: string }
+  | { kind: 'authorized'; providerRef: string }
+  | { kind: 'action_required'; providerRef: string; nextAction: NextAction; expiresAt?: string }
+  | { kind: 'hard_decline'; providerRef?: string; code: string; message: string }
+  | { kind: 'soft_decline'; providerRef?: string; code: string; message: string }
+  | { kind: 'voided'; providerRef: string };
+
+export interface ChargeRequest {
+  /** Derived from the attempt id: the same attempt always sends the same key. */
+  idempotencyKey: string;
+  attemptId: string;
+  tenantId: string;
+  livemode: boolean;
+  method: PaymentMethod;
+  amountMinor: number;
+  currency: string;
+  paymentToken?: string;
+  /** The tenant's clock (test mode follows the test clock): push expiries are computed from it. */
+  now: Date;
+}
+
+export interface Acquirer {
+  readonly key: string;
+  supports(method: PaymentMethod): boolean;
+  /** Idempotent on idempotencyKey: a repeat returns the first outcome and moves no money. */
+  charge(req: ChargeRequest): Promise<ProviderOutcome>;
+  /** What the provider knows of a key; null when it never saw it. */
+  retrieve(idempotencyKey: string): Promise<ProviderOutcome | null>;
+  capture(idempotencyKey: string): Promise<ProviderOutcome>;
+  void(idempotencyKey: string): Promise<ProviderOutcome>;
+}
+
+/** Transport or contract fault: the outcome of the call is unknown. */
+export class ProviderUnavailable extends Error {
+  override name = 'ProviderUnavailable';
+}
+
+/** The provider idempotency key of an attempt: never random (architecture invariant 4). */
+export const providerKeyFor = (attemptId: string) => `orq_att_${attemptId}`;

@@ -1,0 +1,174 @@
+// Payment intents. spec: Endpoints > Payment intents; Errors > Payment intents and attempts.
+import type { FromSchema } from 'json-schema-to-ts';
+import { currencyCode, metadata, timestamp, uuid } from './common.js';
+
+const amount = {
+  type: 'integer',
+  minimum: 1,
+  maximum: 99_999_999_999,
+  'x-error-code': 'payment_intent.invalid_amount',
+  'x-error-message': '`amount_minor` must be a positive integer of minor units (cents), e.g. 15000 for MXN 150.00.',
+} as const;
+const tip = {
+  type: 'integer',
+  minimum: 0,
+  maximum: 99_999_999_999,
+  'x-error-code': 'payment_intent.invalid_tip',
+  'x-error-message': '`tip_minor` must be an integer >= 0 (minor units).',
+} as const;
+
+export const createPaymentIntentBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['amount_minor', 'currency'],
+  properties: {
+    amount_minor: { ...amount, 'x-required-error-code': 'payment_intent.invalid_amount', 'x-error-message': '`amount_minor` is required: a positive integer of minor units (cents).' },
+    currency: {
+      ...currencyCode,
+      'x-error-code': 'payment_intent.invalid_currency',
+      // spec: invalid_amount is "amount not positive or currency missing"
+      'x-required-error-code': 'payment_intent.invalid_amount',
+    },
+    payment_method_types: { type: 'array', items: { type: 'string', maxLength: 40 }, maxItems: 20, description: 'Informational only: recorded in the history, not stored on the intent, does not select the method.' },
+    metadata,
+    tip_minor: tip,
+  },
+} as const;
+export type CreatePaymentIntentBody = FromSchema<typeof createPaymentIntentBody>;
+
+export const confirmBody = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'Either `payment_token` + `payment_method`, or `payment_method_id` (a saved method).',
+  properties: {
+    payment_token: { type: 'string', minLength: 1, maxLength: 200 },
+    payment_method: { type: 'string', minLength: 1, maxLength: 40, description: '`card`, `spei`, `codi`, `dimo` or `oxxo`; any other value answers payment_intent.no_route.' },
+    payment_method_id: uuid,
+    tip_minor: { ...tip, description: 'When sent it replaces the existing tip; omitted or null keeps it.' },
+  },
+} as const;
+export type ConfirmBody = FromSchema<typeof confirmBody>;
+
+/** The cross-field rule of confirm's body, which JSON Schema would only report obscurely. */
+export function confirmBodyProblem(b: ConfirmBody): string | undefined {
+  if (b.payment_method_id) return b.payment_token || b.payment_method ? 'Send either payment_method_id, or payment_token with payment_method, not both.' : undefined;
+  if (!b.payment_token || !b.payment_method) return 'confirm needs `payment_token` and `payment_method` (or `payment_method_id` of a saved method).';
+  return undefined;
+}
+
+export const nextActionSchema = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { enum: ['redirect', 'bank_transfer', 'codi_qr', 'oxxo_voucher'] },
+    redirect_url: { type: 'string' },
+    clabe: { type: 'string', pattern: '^\\d{18}$' },
+    beneficiary: { type: 'string' },
+    qr_payload: { type: 'string' },
+    reference: { type: 'string' },
+    expires_at: timestamp,
+  },
+} as const;
+
+export const attemptResource = {
+  type: 'object',
+  required: ['id', 'object', 'status', 'connector_key', 'method', 'created_at'],
+  properties: {
+    id: uuid,
+    object: { const: 'attempt' },
+    status: { enum: ['pending', 'authorized', 'requires_action', 'captured', 'settled', 'partially_refunded', 'refunded', 'failed', 'canceled', 'expired'] },
+    connector_key: { type: 'string' },
+    method: { enum: ['card', 'spei', 'codi', 'dimo', 'oxxo'] },
+    amount_minor: { type: 'integer' },
+    currency: { type: 'string' },
+    provider_ref: { type: 'string', description: 'Omitted until the provider answers.' },
+    failure_code: { type: 'string' },
+    failure_message: { type: 'string' },
+    created_at: timestamp,
+  },
+} as const;
+
+export const paymentIntentResource = {
+  type: 'object',
+  required: ['id', 'object', 'amount_minor', 'tip_minor', 'total_minor', 'currency', 'status', 'client_secret', 'livemode', 'receipt_code', 'created_at', 'updated_at'],
+  properties: {
+    id: uuid,
+    object: { const: 'payment_intent' },
+    amount_minor: { type: 'integer' },
+    tip_minor: { type: 'integer' },
+    total_minor: { type: 'integer', description: 'amount_minor + tip_minor: what is captured.' },
+    currency: { type: 'string' },
+    status: { enum: ['requires_payment_method', 'requires_confirmation', 'processing', 'requires_action', 'succeeded', 'failed', 'expired', 'canceled'] },
+    client_secret: { type: 'string' },
+    livemode: { type: 'boolean' },
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    receipt_code: { type: 'string', pattern: '^W-[0-9A-Z]{5}$' },
+    next_action: nextActionSchema,
+    last_payment_error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } } },
+    attempts: { type: 'array', items: attemptResource, description: 'Only with ?expand=attempts, and in confirm/capture responses.' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+} as const;
+
+export const riskReviewResource = {
+  type: 'object',
+  required: ['id', 'object', 'status', 'payment_intent_id'],
+  properties: {
+    id: uuid,
+    object: { const: 'risk_review' },
+    status: { enum: ['pending', 'approved', 'rejected'] },
+    payment_intent_id: uuid,
+    rule_id: uuid,
+    livemode: { type: 'boolean' },
+    created_at: timestamp,
+    resolved_at: timestamp,
+  },
+} as const;
+
+export const getIntentQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { expand: { type: 'string', enum: ['attempts'] } },
+} as const;
+
+export const clockAdvanceBody = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'test_clock.invalid_advance',
+  properties: {
+    seconds: { type: 'integer', minimum: 1, maximum: 10 * 365 * 86400 },
+    to: timestamp,
+  },
+  minProperties: 1,
+  maxProperties: 1,
+  'x-error-message': 'Send exactly one of `seconds` (integer > 0) or `to` (a timestamp later than now).',
+} as const;
+export type ClockAdvanceBody = FromSchema<typeof clockAdvanceBody>;
+
+export const testClockResource = {
+  type: 'object',
+  required: ['object', 'now', 'livemode'],
+  properties: { object: { const: 'test_clock' }, now: timestamp, livemode: { const: false } },
+} as const;
+
+export const simulateInboundBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['provider_ref'],
+  properties: { provider_ref: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
+export const riskRuleBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['field', 'operator', 'value', 'action'],
+  'x-error-code': 'risk_rule.invalid',
+  properties: {
+    field: { type: 'string', pattern: '^(amount_minor|tip_minor|total_minor|currency|payment_method|metadata\\.[A-Za-z0-9_]{1,40})$' },
+    operator: { enum: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in'] },
+    value: { type: ['string', 'integer', 'array'], items: { type: ['string', 'integer'] } },
+    action: { enum: ['block', 'review'] },
+  },
+} as const;
+export type RiskRuleBody = FromSchema<typeof riskRuleBody>;
