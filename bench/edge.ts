@@ -274,15 +274,49 @@ function cannon(t: Target, o: Options, seconds: number, reqErrors: string[]): Pr
   });
 }
 
-async function sumKeys(redis: Redis, pattern: string): Promise<number> {
+async function readCounters(redis: Redis, pattern: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
   let cursor = '0';
-  let sum = 0;
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
     cursor = next;
-    if (keys.length) for (const v of await redis.mget(...keys)) sum += Number(v ?? 0);
+    if (keys.length) (await redis.mget(...keys)).forEach((v, i) => v !== null && out.set(keys[i], Number(v)));
   } while (cursor !== '0');
-  return sum;
+  return out;
+}
+
+/**
+ * Counts the rate limiter's increments while a run goes on. The limiter keeps one key per API key
+ * and minute, expiring a second after its minute ends, so a run can straddle two windows and see
+ * one expire: poll every key's value (they only grow) often enough to see each before it expires.
+ */
+class RateLimitCounter {
+  private start = new Map<string, number>();
+  private last = new Map<string, number>();
+  private timer?: NodeJS.Timeout;
+  private polling: Promise<void> = Promise.resolve();
+  constructor(
+    private redis: Redis,
+    private pattern: string,
+  ) {}
+  async begin() {
+    this.start = await readCounters(this.redis, this.pattern);
+    this.last = new Map(this.start);
+    this.timer = setInterval(() => {
+      this.polling = this.polling.then(() => this.poll()).catch(() => {});
+    }, 250);
+  }
+  private async poll() {
+    for (const [k, v] of await readCounters(this.redis, this.pattern)) if (v > (this.last.get(k) ?? 0)) this.last.set(k, v);
+  }
+  async end(): Promise<number> {
+    clearInterval(this.timer);
+    await this.polling;
+    await this.poll();
+    let n = 0;
+    for (const [k, v] of this.last) n += v - (this.start.get(k) ?? 0);
+    return n;
+  }
 }
 
 async function measure(t: Target, o: Options, round: number, redis: Redis | undefined): Promise<RunResult> {
@@ -292,7 +326,8 @@ async function measure(t: Target, o: Options, round: number, redis: Redis | unde
     if (w.errors || w.timeouts) throw new Error(`${t.name} warm-up: ${w.errors} errors, ${w.timeouts} timeouts ${warmErrors.join('; ')}`);
     await sleep(SETTLE_MS); // let the warm-up's last in-flight requests finish before counting
   }
-  const rlBefore = redis && t.rlPattern ? await sumKeys(redis, t.rlPattern) : null;
+  const rl = redis && t.rlPattern ? new RateLimitCounter(redis, t.rlPattern) : null;
+  await rl?.begin();
   const srvBefore = procCpuSeconds(t.serverPid);
   const redisBefore = await redisCpuSeconds(redis);
   const machBefore = machineCpuSeconds();
@@ -308,7 +343,7 @@ async function measure(t: Target, o: Options, round: number, redis: Redis | unde
   const redisAfter = await redisCpuSeconds(redis);
   const machAfter = machineCpuSeconds();
   await sleep(SETTLE_MS); // requests in flight when autocannon stopped still reach the rate limiter
-  const rlAfter = redis && t.rlPattern ? await sumKeys(redis, t.rlPattern) : null;
+  const rlCounted = rl ? await rl.end() : null;
 
   const pct = (a: number | null, b: number | null) => (a === null || b === null ? null : (100 * (b - a)) / wall);
   const srvPct = pct(srvBefore, srvAfter);
@@ -338,7 +373,7 @@ async function measure(t: Target, o: Options, round: number, redis: Redis | unde
     clientCpuPct: cliPct,
     otherCpuPct: machPct === null ? null : Math.max(0, machPct - (srvPct ?? 0) - (redisPct ?? 0) - cliPct),
     stealPct: machBefore && machAfter ? (100 * (machAfter.steal - machBefore.steal)) / wall : null,
-    rateLimitCounted: rlBefore === null || rlAfter === null ? null : rlAfter - rlBefore,
+    rateLimitCounted: rlCounted,
     reqErrors,
   };
 }
@@ -507,7 +542,7 @@ async function main(): Promise<number> {
   process.stdout.write(`\n${table(results)}\n`);
   process.stdout.write(
     `CPU columns: % of one core over the measured run (this machine has ${cpus().length}); "other" = machine busy time not spent in the server, ` +
-      `redis-server or autocannon; RL hits counted = rate-limit increments in Redis during the run (must be between responses and requests sent)\n\n`,
+      `redis-server or autocannon (kernel softirq for loopback TCP, other processes); steal = taken by the hypervisor; RL hits counted = rate-limit increments in Redis during the run (must be between responses and requests sent)\n\n`,
   );
   if (o.rounds > 1) {
     for (const n of ALL_TARGETS) if (o.only.has(n)) process.stdout.write(`mean req/s ${n}: ${fmt(avg(n))}\n`);
