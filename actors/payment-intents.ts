@@ -27,7 +27,6 @@ import { evaluate, loadRules } from './risk.js';
 
 export const PI_QUEUE = 'pi';
 export const EXPIRE_TIMER = 'payment_intent.expire';
-const LOCK_TTL_MS = 30_000;
 
 export interface PaymentsDeps {
   config: Config;
@@ -140,7 +139,7 @@ export class PaymentIntents {
 
   /** Lock, then run the step (retrying from fresh state when fenced). */
   async command(tenantId: string, livemode: boolean | undefined, id: string, cmd: Command, waitMs: number): Promise<Outcome> {
-    const token = await this.d.locks.acquire(`pi:${id}`, LOCK_TTL_MS, waitMs);
+    const token = await this.d.locks.acquire(`pi:${id}`, this.d.config.entityLockMs, waitMs);
     if (!token) {
       if (cmd.kind === 'evidence' || cmd.kind === 'expire') throw new LockBusy(`payment intent ${id} is locked`);
       throw new ApiError('payment_intent.concurrent_modification', 'Another request is changing this payment intent right now; read it again and retry.');
@@ -154,7 +153,7 @@ export class PaymentIntents {
 
   /** Runs fn holding the intent's lock (workers: provider call + step under one lock). */
   async withLock<T>(id: string, waitMs: number, fn: () => Promise<T>): Promise<T> {
-    const token = await this.d.locks.acquire(`pi:${id}`, LOCK_TTL_MS, waitMs);
+    const token = await this.d.locks.acquire(`pi:${id}`, this.d.config.entityLockMs, waitMs);
     if (!token) throw new LockBusy(`payment intent ${id} is locked`);
     try {
       return await fn();

@@ -113,7 +113,15 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
   }
 
   for (let shard = 0; shard < config.queueShards; shard++) {
-    const w = new Worker<PiJob>(queueName(PI_QUEUE, shard), processPi, { ...opts, connection: conn(), concurrency: config.workerConcurrency });
+    const w = new Worker<PiJob>(queueName(PI_QUEUE, shard), processPi, {
+      ...opts,
+      connection: conn(),
+      concurrency: config.workerConcurrency,
+      // A job whose worker died is taken over after lockDuration; it may stall several times (kills).
+      lockDuration: config.jobLockMs,
+      stalledInterval: Math.max(500, Math.floor(config.jobLockMs / 2)),
+      maxStalledCount: 20,
+    });
     w.on('failed', (job, err) => {
       const transient = err instanceof ProviderUnavailable || err instanceof LockBusy;
       log[transient ? 'info' : 'warn']('payment job failed', { job: job?.name, jobId: job?.id, attemptsMade: job?.attemptsMade, err: transient ? err.message : err });

@@ -94,7 +94,8 @@ export class SimAcquirer implements Acquirer {
   }
 
   async retrieve(idempotencyKey: string): Promise<ProviderOutcome | null> {
-    const rows = await this.sql`select outcome from sim_provider_calls where idempotency_key = ${idempotencyKey}`;
+    const rows = await this.sql`
+      update sim_provider_calls set retrievals = retrievals + 1 where idempotency_key = ${idempotencyKey} returning outcome`;
     return rows.length ? strip(rows[0].outcome as Stored) : null;
   }
 

@@ -41,6 +41,10 @@ export interface Config {
   readonly reconcileIntervalMs: number;
   /** Jobs a worker runs at once per shard queue. */
   readonly workerConcurrency: number;
+  /** BullMQ job lock: a job of a dead worker is taken over after about this long. */
+  readonly jobLockMs: number;
+  /** Entity lock TTL: longer than the slowest provider call made under it. */
+  readonly entityLockMs: number;
 }
 
 const schema = {
@@ -78,6 +82,8 @@ const schema = {
     sweepIntervalMs: { type: 'integer', minimum: 50 },
     reconcileIntervalMs: { type: 'integer', minimum: 100 },
     workerConcurrency: { type: 'integer', minimum: 1, maximum: 1000 },
+    jobLockMs: { type: 'integer', minimum: 1000 },
+    entityLockMs: { type: 'integer', minimum: 3000 },
   },
 } as const;
 
@@ -150,6 +156,8 @@ export function loadConfig(env: Env = process.env): Config {
     sweepIntervalMs: int(env, 'SWEEP_INTERVAL_MS', 5000),
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 10_000),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 16),
+    jobLockMs: int(env, 'JOB_LOCK_MS', 30_000),
+    entityLockMs: int(env, 'ENTITY_LOCK_MS', 30_000),
   };
   for (const k of Object.keys(draft)) if (draft[k] === undefined) delete draft[k];
 

@@ -192,6 +192,8 @@ create table sim_provider_calls (
   token           text,
   outcome         jsonb not null,
   calls           integer not null default 1,
+  -- times the caller asked what became of the key (settling an unknown outcome)
+  retrievals      integer not null default 0,
   charges         integer not null default 0,
   paid_at         timestamptz,
   created_at      timestamptz not null default now(),

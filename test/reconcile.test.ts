@@ -1,0 +1,70 @@
+// Postgres is the source of truth: when Redis loses everything (queues, delayed jobs), the
+// reconciler re-enqueues pending attempts and the sweeper fires due timers from Postgres.
+import t from 'tap';
+import { startApp } from '../ops/app.js';
+import { createLogger } from '../ops/log.js';
+import { startTestApp } from './helpers/app.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function flushPrefix(redis: import('ioredis').Redis, prefix: string) {
+  let cursor = '0';
+  let n = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) n += await redis.del(...keys);
+  } while (cursor !== '0');
+  return n;
+}
+
+t.test('a flushed Redis mid-run: pending attempts and due timers are rebuilt from Postgres', async (t) => {
+  const knobs = { RECONCILE_INTERVAL_MS: '300', SWEEP_INTERVAL_MS: '200', RATE_LIMIT_V1_PER_MIN: '100000' };
+  const a = await startTestApp({ ROLE: 'api', ...knobs });
+  t.teardown(() => a.stop());
+  const ten = await a.newTenant();
+  const sql = a.app.deps.sql;
+  const idem = () => ({ 'idempotency-key': crypto.randomUUID() });
+  const mk = async (token: string, method = 'card') => {
+    const pi = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 2500, currency: 'MXN' }, headers: idem() });
+    const c = await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key: ten.testKey, body: { payment_token: token, payment_method: method }, headers: idem() });
+    t.equal(c.status, 200);
+    return pi.body.id as string;
+  };
+
+  // A push payment waiting for its payer, with its expiry timer, handled by a first worker.
+  let worker = await startApp({ ...a.config, role: 'worker' }, createLogger('silent'));
+  const spei = await mk('x', 'spei');
+  for (let i = 0; i < 100 && (await sql`select status from payment_intents where id = ${spei}`)[0].status !== 'requires_action'; i++) await sleep(50);
+  await worker.stop();
+
+  // No worker runs: confirms queue their provider calls in Redis only.
+  const ids: string[] = [];
+  for (let i = 0; i < 12; i++) ids.push(await mk(i % 2 ? 'tok_sim_ok' : 'tok_sim_insufficient'));
+  // The tenant's clock passes the SPEI expiry: the due timer's job goes to Redis too.
+  const adv = await a.call('POST', '/v1/test/clock/advance', { key: ten.testKey, body: { seconds: 25 * 3600 } });
+  t.equal(adv.status, 200);
+
+  const lost = await flushPrefix(a.app.deps.redis, a.config.redisPrefix);
+  t.ok(lost > 0, `Redis lost ${lost} keys (queues, jobs, delayed timers)`);
+  const pending = await sql`select count(*)::int as n from attempts where payment_intent_id in ${sql(ids)} and status = 'pending'`;
+  t.equal(pending[0].n, ids.length, 'Postgres still knows every pending attempt');
+
+  worker = await startApp({ ...a.config, role: 'worker' }, createLogger('silent'));
+  t.teardown(() => worker.stop());
+  const deadline = Date.now() + 30_000;
+  let open = -1;
+  while (Date.now() < deadline) {
+    const [r] = await sql`select count(*)::int as n from payment_intents where id in ${sql(ids.concat(spei))} and status not in ('succeeded', 'failed', 'expired')`;
+    open = r.n;
+    if (open === 0) break;
+    await sleep(200);
+  }
+  t.equal(open, 0, 'the reconciler re-enqueued every pending attempt and the sweeper fired the due timer');
+  const [s] = await sql`select status from payment_intents where id = ${spei}`;
+  t.equal(s.status, 'expired');
+  const evs = await sql`select event_type from outbox_events where entity_id = ${spei} order by id`;
+  t.same(evs.map((e) => e.event_type), ['payment_intent.requires_action', 'payment_intent.expired']);
+  const dup = await sql`select entity_id from outbox_events where entity_id in ${sql(ids)} group by entity_id having count(*) <> 1`;
+  t.equal(dup.length, 0, 'one terminal event each');
+});
