@@ -2,7 +2,7 @@
 // "States and transitions > payment_intent", one transition each. No I/O: every effect is a named
 // action (a stub here) that the actor layer reads from transition()'s result and performs inside
 // its one Postgres transaction (rows, history, outbox, ledger) or after commit (jobs, timers).
-import { setup, type SnapshotFrom } from 'xstate';
+import { and, setup, type SnapshotFrom } from 'xstate';
 
 export const PAYMENT_INTENT_STATES = [
   'requires_payment_method',
@@ -137,7 +137,11 @@ export const paymentIntentMachine = setup({
         confirm: CONFIRM,
         'review.approve': { guard: 'reviewPending', target: 'processing', actions: [{ type: 'resolveReview', params: { decision: 'approved' } }, 'openAttempt'] },
         'review.reject': { guard: 'reviewPending', target: 'failed', actions: [{ type: 'resolveReview', params: { decision: 'rejected' } }, emit('payment_intent.failed')] },
-        cancel: { target: 'canceled', actions: emit('payment_intent.canceled') },
+        // Canceling while a review waits closes the review too.
+        cancel: [
+          { guard: 'reviewPending', target: 'canceled', actions: [{ type: 'resolveReview', params: { decision: 'rejected' } }, emit('payment_intent.canceled')] },
+          { target: 'canceled', actions: emit('payment_intent.canceled') },
+        ],
       },
     },
     processing: {
@@ -145,21 +149,22 @@ export const paymentIntentMachine = setup({
         'evidence.captured': { guard: 'attemptOpen', target: 'succeeded', actions: [attempt('captured'), 'postCapture', emit('payment_intent.succeeded')] },
         // The intent stays processing until a capture is confirmed (spec: capture row).
         'evidence.authorized': { guard: 'attemptOpen', actions: attempt('authorized') },
+        // Only a pending attempt can ask for payer action (an authorization already passed that point).
         'evidence.action_required': [
-          { guard: 'expires', target: 'requires_action', actions: [attempt('action_required'), 'setNextAction', 'scheduleExpiry', emit('payment_intent.requires_action')] },
-          { guard: 'attemptOpen', target: 'requires_action', actions: [attempt('action_required'), 'setNextAction', emit('payment_intent.requires_action')] },
+          { guard: and(['attemptPending', 'expires']), target: 'requires_action', actions: [attempt('action_required'), 'setNextAction', 'scheduleExpiry', emit('payment_intent.requires_action')] },
+          { guard: 'attemptPending', target: 'requires_action', actions: [attempt('action_required'), 'setNextAction', emit('payment_intent.requires_action')] },
         ],
         'evidence.hard_decline': { guard: 'attemptOpen', target: 'failed', actions: [attempt('declined'), 'recordError', emit('payment_intent.failed')] },
         'evidence.soft_decline': [
           // Another attempt may follow: back to requires_payment_method, no event (the catalog has none).
-          { guard: 'retryLeft', target: 'requires_payment_method', actions: [attempt('declined'), 'recordError'] },
-          { target: 'failed', actions: [attempt('declined'), 'recordError', emit('payment_intent.failed')] },
+          { guard: and(['attemptOpen', 'retryLeft']), target: 'requires_payment_method', actions: [attempt('declined'), 'recordError'] },
+          { guard: 'attemptOpen', target: 'failed', actions: [attempt('declined'), 'recordError', emit('payment_intent.failed')] },
         ],
         capture: [{ guard: 'attemptAuthorized', actions: attempt('capture_requested') }, { actions: NOT_CAPTURABLE }],
         cancel: [
           // Voiding an authorization releases the hold; a pending attempt's outcome is unknown yet.
           { guard: 'attemptAuthorized', target: 'canceled', actions: [attempt('voided'), emit('payment_intent.canceled')] },
-          { actions: reject('payment_intent.cancel_conflict', 'The intent is processing: its attempt has no outcome yet. Cancel once it is authorized or needs action.') },
+          { actions: reject('payment_intent.cancel_conflict', 'The intent is processing and its attempt is not authorized: it cannot be canceled until the provider answers.') },
         ],
       },
     },

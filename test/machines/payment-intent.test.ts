@@ -86,14 +86,14 @@ const SETTLED = ctx({ attempts: 1 });
 // ---- the initial state -------------------------------------------------------------------------
 
 t.test('spec row "(none) | create": the initial state is requires_payment_method, with no effect and no event', async (t) => {
-  const [snapshot, actions] = initialTransition(paymentIntentMachine);
+  const [snapshot, actions] = initialTransition(paymentIntentMachine, {});
   t.equal(snapshot.value, 'requires_payment_method');
   t.equal(snapshot.status, 'active');
   t.same(snapshot.context, { openAttempt: null, attempts: 0, reviewPending: false });
   t.same(actions, [], 'creation is not dispatched: no emit, no effect at all');
 
   // The same through an actor that is never started (nothing runs).
-  t.equal(createActor(paymentIntentMachine).getSnapshot().value, 'requires_payment_method');
+  t.equal(createActor(paymentIntentMachine, { input: {} }).getSnapshot().value, 'requires_payment_method');
 
   const [withInput, inputActions] = initialTransition(paymentIntentMachine, { attempts: 2 });
   t.equal(withInput.value, 'requires_payment_method');
@@ -155,7 +155,7 @@ const ROWS: Row[] = [
   { why: 'reject without a pending review is ignored', from: 'requires_confirmation', ctx: FRESH, event: { type: 'review.reject' }, to: 'requires_confirmation', effects: [] },
   // requires_confirmation | cancel, capture
   { why: 'cancel', from: 'requires_confirmation', ctx: FRESH, event: { type: 'cancel' }, to: 'canceled', effects: ['emit'], emit: 'payment_intent.canceled' },
-  { why: 'cancel while a review is pending', from: 'requires_confirmation', ctx: REVIEWING, event: { type: 'cancel' }, to: 'canceled', effects: ['emit'], emit: 'payment_intent.canceled' },
+  { why: 'cancel while a review is pending closes the review', from: 'requires_confirmation', ctx: REVIEWING, event: { type: 'cancel' }, to: 'canceled', effects: ['resolveReview', 'emit'], emit: 'payment_intent.canceled', decision: 'rejected' },
   { why: 'capture', from: 'requires_confirmation', ctx: REVIEWING, event: { type: 'capture' }, to: 'requires_confirmation', effects: ['reject'], reject: 'attempt.not_capturable' },
 
   // processing | confirm
@@ -279,9 +279,7 @@ t.test('not_confirmable in every state other than requires_payment_method / requ
     for (const c of ALL_CONTEXTS)
       for (const e of CONFIRMS) {
         const r = run(from, c, e);
-        t.equal(r.state, from, `${from} ${ctxLabel(c)} + ${label(e)} stays`);
-        t.same(r.types, ['reject'], `${from} ${ctxLabel(c)} + ${label(e)}: only a reject`);
-        t.same(r.rejects, ['payment_intent.not_confirmable'], `${from} ${ctxLabel(c)} + ${label(e)}: not_confirmable`);
+        t.same([r.state, r.types, r.rejects], [from, ['reject'], ['payment_intent.not_confirmable']], `${from} ${ctxLabel(c)} + ${label(e)}: stays, not_confirmable`);
       }
   }
 });
@@ -333,50 +331,55 @@ t.test('cancel: canceled where permitted, no-op in canceled, cancel_conflict els
 
 // ---- table-driven invariants over every state x every event x many contexts ------------------------
 
+// One assertion per (state, event): the invariants must hold for every context; a failure lists
+// each (context, broken rule).
 t.test('every state x every event x every context: invariants', async (t) => {
   let cases = 0;
   for (const from of PAYMENT_INTENT_STATES)
-    for (const c of ALL_CONTEXTS)
-      for (const e of ALL_EVENTS) {
+    for (const e of ALL_EVENTS) {
+      const broken: string[] = [];
+      for (const c of ALL_CONTEXTS) {
         cases++;
         const r = run(from, c, e);
-        const n = `${from} ${ctxLabel(c)} + ${label(e)}`;
-        t.ok((PAYMENT_INTENT_STATES as readonly string[]).includes(r.state), `${n}: lands in a known state (${r.state})`);
-        t.equal(r.status, 'active', `${n}: the snapshot stays active`);
-        t.ok(r.types.every((ty) => EFFECT_TYPES.has(ty)), `${n}: only named effects ${JSON.stringify(r.types)}`);
+        const check = (ok: boolean, rule: string) => {
+          if (!ok) broken.push(`${ctxLabel(c)} -> ${r.state} ${JSON.stringify(r.effects)}: ${rule}`);
+        };
+        check((PAYMENT_INTENT_STATES as readonly string[]).includes(r.state), 'lands in a known state');
+        check(r.status === 'active', 'the snapshot stays active');
+        check(r.types.every((ty) => EFFECT_TYPES.has(ty)), 'only named effects');
         // a rejection is the only effect and never moves the state
         if (r.rejects.length > 0) {
-          t.same(r.types, ['reject'], `${n}: a rejection is the only effect`);
-          t.equal(r.state, from, `${n}: a rejected event never changes the state`);
-          t.ok(REJECT_CODES.has(r.rejects[0]), `${n}: known reject code ${r.rejects[0]}`);
+          check(r.types.length === 1, 'a rejection is the only effect');
+          check(r.state === from, 'a rejected event never changes the state');
+          check(REJECT_CODES.has(r.rejects[0]), 'known reject code');
         }
-        // terminal states never move
+        // terminal states never move, emit nothing, do nothing but reject
         if (TERMINAL.includes(from)) {
-          t.equal(r.state, from, `${n}: terminal state never moves`);
-          t.same(r.emits, [], `${n}: terminal state emits nothing`);
-          t.notOk(r.types.some((ty) => ty !== 'reject'), `${n}: terminal state performs no effect but a reject`);
+          check(r.state === from, 'a terminal state never moves');
+          check(r.types.every((ty) => ty === 'reject'), 'a terminal state performs no effect but a reject');
         }
-        // events: only catalog names, at most one, exactly when the intent enters a state the catalog names
-        t.ok(r.emits.length <= 1, `${n}: at most one event`);
-        for (const ev of r.emits) t.ok(CATALOG.includes(ev), `${n}: ${ev} is in the catalog`);
+        // events: catalog names only, at most one, exactly when the intent enters a state the catalog names
+        check(r.emits.length <= 1, 'at most one event');
+        check(r.emits.every((ev) => CATALOG.includes(ev)), 'events come from the catalog');
         const entersEventful = r.state !== from && ['succeeded', 'requires_action', 'failed', 'expired', 'canceled'].includes(r.state);
-        t.same(r.emits, entersEventful ? [`payment_intent.${r.state}`] : [], `${n}: emits ${entersEventful ? `payment_intent.${r.state}` : 'nothing'}`);
+        check(JSON.stringify(r.emits) === JSON.stringify(entersEventful ? [`payment_intent.${r.state}`] : []), 'emits payment_intent.<new state> iff it enters a cataloged state');
         // no event for the internal move to processing (nor for a retry or a review)
-        if (r.state === 'processing' || r.state === 'requires_payment_method' || r.state === 'requires_confirmation') t.same(r.emits, [], `${n}: no webhook for ${r.state}`);
-        // an attempt is opened only on the way to processing
-        if (r.types.includes('openAttempt')) t.equal(r.state, 'processing', `${n}: openAttempt only with the move to processing`);
-        if (r.state === 'processing' && from !== 'processing') t.ok(r.types.includes('openAttempt'), `${n}: entering processing opens an attempt`);
+        if (['processing', 'requires_payment_method', 'requires_confirmation'].includes(r.state)) check(r.emits.length === 0, `no webhook for ${r.state}`);
+        // an attempt is opened exactly on the way into processing
+        check(r.types.includes('openAttempt') === (r.state === 'processing' && from !== 'processing'), 'openAttempt iff it enters processing');
         // postCapture exactly when the intent succeeds
-        t.equal(r.types.includes('postCapture'), r.state === 'succeeded' && from !== 'succeeded', `${n}: postCapture iff it succeeds`);
-        // the next action is cleared whenever requires_action is left
-        if (from === 'requires_action' && r.state !== from) t.ok(r.types.includes('clearNextAction'), `${n}: leaving requires_action clears next_action`);
-        if (r.types.includes('setNextAction')) t.equal(r.state, 'requires_action', `${n}: setNextAction only on entering requires_action`);
+        check(r.types.includes('postCapture') === (r.state === 'succeeded' && from !== 'succeeded'), 'postCapture iff it succeeds');
+        // next_action is set on entering requires_action and cleared whenever requires_action is left
+        check(r.types.includes('setNextAction') === (r.state === 'requires_action' && from !== 'requires_action'), 'setNextAction iff it enters requires_action');
+        if (from === 'requires_action' && r.state !== from) check(r.types.includes('clearNextAction'), 'leaving requires_action clears next_action');
       }
-  t.ok(cases === PAYMENT_INTENT_STATES.length * ALL_CONTEXTS.length * ALL_EVENTS.length && cases > 0, `${cases} combinations swept`);
+      t.same(broken, [], `${from} + ${label(e)}: invariants hold in all ${ALL_CONTEXTS.length} contexts`);
+    }
+  t.equal(cases, PAYMENT_INTENT_STATES.length * ALL_CONTEXTS.length * ALL_EVENTS.length, `${cases} combinations swept`);
 });
 
 t.test('initial and all reachable moves never emit a creation or processing event', async (t) => {
-  const [initial, initActions] = initialTransition(paymentIntentMachine);
+  const [initial, initActions] = initialTransition(paymentIntentMachine, {});
   t.same(initActions.filter((a) => a.type === 'emit'), []);
   // walk every path from the initial state with the typical contexts of each state
   const typical: Record<PaymentIntentStatus, Ctx[]> = {
