@@ -17,7 +17,7 @@ export async function getClock(deps: Pick<AppDeps, 'sql'>, p: Principal) {
   return { object: 'test_clock' as const, now: now.toISOString(), livemode: false as const };
 }
 
-export async function advanceClock(deps: Pick<AppDeps, 'sql' | 'queues' | 'log'>, p: Principal, body: ClockAdvanceBody) {
+export async function advanceClock(deps: Pick<AppDeps, 'sql' | 'queues' | 'log' | 'webhooks'>, p: Principal, body: ClockAdvanceBody) {
   assertTestMode(p);
   const offset = await clockOffsetMs(deps.sql, p.tenantId, false);
   const now = Date.now() + offset;
@@ -42,5 +42,7 @@ export async function advanceClock(deps: Pick<AppDeps, 'sql' | 'queues' | 'log'>
       .add(PI_QUEUE, t.entity_id as string, 'timer.fire', { intentId: t.entity_id, timerId: t.id }, { jobId: `timer-${t.id}-advance-${Number(row.offset_ms)}` })
       .catch((e) => deps.log.warn('enqueue of a due timer failed; the sweeper will fire it', { err: e }));
   }
+  // Webhook retries wait on the tenant's clock too.
+  await deps.webhooks.sweepOnce({ tenantId: p.tenantId, tag: `adv${Number(row.offset_ms)}` }).catch((e) => deps.log.warn('webhook sweep after a clock advance failed', { err: e }));
   return { object: 'test_clock' as const, now: newNow.toISOString(), livemode: false as const };
 }

@@ -9,6 +9,7 @@ import { tenantNow } from './clock.js';
 import { hydrate, ownerOf } from './payment-intent-store.js';
 import { LockBusy, PI_QUEUE } from './payment-intents.js';
 import { queueName } from './queues.js';
+import { WH_QUEUE } from './webhook-delivery.js';
 
 export interface RunningWorkers {
   stop(): Promise<void>;
@@ -130,6 +131,32 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
     workers.push(w);
   }
 
+  // ---- webhook deliveries: one queue per endpoint shard ------------------------------------------
+  for (let shard = 0; shard < config.queueShards; shard++) {
+    const w = new Worker<{ deliveryId: number; attempt?: number }>(
+      queueName(WH_QUEUE, shard),
+      async (job) => ({ result: await deps.webhooks.deliver(job.data.deliveryId, job.data.attempt) }),
+      { ...opts, connection: conn(), concurrency: config.webhookConcurrency, lockDuration: config.jobLockMs, stalledInterval: Math.max(500, Math.floor(config.jobLockMs / 2)), maxStalledCount: 20 },
+    );
+    w.on('failed', (job, err) => log.warn('webhook job failed', { jobId: job?.id, err }));
+    w.on('error', (err) => log.warn('worker error', { err }));
+    workers.push(w);
+  }
+  let relaying = false;
+  const relay = async () => {
+    if (relaying) return;
+    relaying = true;
+    try {
+      while ((await deps.webhooks.relayOnce()) === 500);
+    } catch (e) {
+      log.warn('outbox relay failed', { err: e });
+    } finally {
+      relaying = false;
+    }
+  };
+  const relayTimer = setInterval(() => void relay(), config.relayIntervalMs);
+  const whSweepTimer = setInterval(() => void deps.webhooks.sweepOnce().catch((e) => log.warn('webhook sweep failed', { err: e })), config.sweepIntervalMs);
+
   // ---- sweeper: fire timers that are due by their tenant's clock --------------------------------
   async function sweep() {
     const due = await sql`
@@ -166,6 +193,8 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
     try {
       await sweep();
       await reconcile();
+      await relay();
+      await deps.webhooks.sweepOnce();
     } catch (e) {
       log.warn('sweep/reconcile failed', { err: e });
     } finally {
@@ -181,9 +210,12 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
     tick,
     async stop() {
       clearInterval(sweepTimer);
+      clearInterval(relayTimer);
+      clearInterval(whSweepTimer);
       clearInterval(reconcileTimer);
       await stopBeat();
       await Promise.all(workers.map((w) => w.close()));
+      await deps.webhooks.flush();
       await maintenance.close();
       for (const c of connections) c.disconnect();
     },

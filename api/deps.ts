@@ -9,6 +9,7 @@ import type { Idempotency } from './idempotency.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { PaymentIntents } from '../actors/payment-intents.js';
 import type { Queues } from '../actors/queues.js';
+import type { WebhookDelivery } from '../actors/webhook-delivery.js';
 import type { Router } from '../connectors/routing.js';
 import type { SimAcquirer } from '../connectors/sim.js';
 
@@ -30,4 +31,5 @@ export interface AppDeps {
   readonly router: Router;
   readonly sim: SimAcquirer;
   readonly payments: PaymentIntents;
+  readonly webhooks: WebhookDelivery;
 }

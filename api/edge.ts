@@ -99,7 +99,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     let type = reply.contentType;
     if (reply.text !== undefined) payload = reply.text;
     else if (reply.body !== undefined) {
-      payload = JSON.stringify(authenticated ? stripNulls(reply.body) : reply.body);
+      payload = JSON.stringify(authenticated && !reply.keepNulls ? stripNulls(reply.body) : reply.body);
       type ??= 'application/json';
     } else payload = '';
     res.cork(() => {

@@ -81,6 +81,11 @@ export const ERROR_CATALOG = {
   'refund.exceeds_refundable': inv('The amount exceeds what is still refundable (charged minus live refunds); the message carries the remaining cents.'),
   'refund.not_found': inv('No refund with this id exists for this key.'),
 
+  // --- Webhook endpoints (codes of ours; the spec names only 400/403/404) ---
+  'webhook_endpoint.invalid_url': inv('The URL must be https:// and resolve to a public address (plain http:// and private addresses only for hosts in WEBHOOK_ALLOW_HTTP_HOSTS).'),
+  'webhook_endpoint.invalid_events': inv('`events` lists only event types of the catalog.'),
+  'webhook_endpoint.not_found': inv('No webhook endpoint with this id exists for this key.'),
+
   // --- Customers and payment methods ---
   'customer.not_found': inv('No customer with this id exists for this key (tenant and mode).'),
   'payment_method.invalid_token': inv('`payment_token` is missing.'),

@@ -25,6 +25,8 @@ export interface Reply {
   text?: string;
   contentType?: string;
   headers?: Record<string, string>;
+  /** Send nulls as they are: the webhook envelope's data keeps `metadata: null` (spec: Global conventions, exception). */
+  keepNulls?: boolean;
 }
 
 export interface RequestContext<B = unknown, Q = unknown> {

@@ -451,6 +451,17 @@ async function main(): Promise<number> {
       `autocannon: connections ${o.connections}, pipelining ${o.pipelining}, duration ${o.duration} s, warm-up ${o.warmup} s per target, rounds ${o.rounds}\n`,
   );
 
+  // Is the machine quiet? Another process's load would skew the comparison.
+  const idle0 = machineCpuSeconds();
+  await sleep(1000);
+  const idle1 = machineCpuSeconds();
+  if (idle0 && idle1) {
+    const busy = 100 * (idle1.busy - idle0.busy);
+    const steal = 100 * (idle1.steal - idle0.steal);
+    process.stdout.write(`machine before the run: ${fmt(busy)}% busy, ${fmt(steal)}% steal (of one core)\n`);
+    if (busy + steal > 20) process.stdout.write('WARNING: the machine is not idle; the numbers will be noisy (is a test suite or another benchmark running?)\n');
+  }
+
   const targets: Target[] = [];
   let redis: Redis | undefined;
 
@@ -544,6 +555,13 @@ async function main(): Promise<number> {
     `CPU columns: % of one core over the measured run (this machine has ${cpus().length}); "other" = machine busy time not spent in the server, ` +
       `redis-server or autocannon (kernel softirq for loopback TCP, other processes); steal = taken by the hypervisor; RL hits counted = rate-limit increments in Redis during the run (must be between responses and requests sent)\n\n`,
   );
+  const disturbed = results.filter((r) => (r.otherCpuPct ?? 0) + (r.stealPct ?? 0) > 30);
+  if (disturbed.length) {
+    process.stdout.write(
+      `WARNING: ${disturbed.length} run(s) lost more than 30% of a core to other processes or the hypervisor (columns "other CPU" and "steal"): ` +
+        `${disturbed.map((r) => `${r.target}#${r.round}`).join(', ')}. Re-run on a quiet machine before trusting the ratios.\n\n`,
+    );
+  }
   if (o.rounds > 1) {
     for (const n of ALL_TARGETS) if (o.only.has(n)) process.stdout.write(`mean req/s ${n}: ${fmt(avg(n))}\n`);
   }

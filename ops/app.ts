@@ -12,6 +12,7 @@ import { startWorkers, type RunningWorkers } from '../actors/worker.js';
 import { EntityLocks } from '../actors/lock.js';
 import { PaymentIntents } from '../actors/payment-intents.js';
 import { Queues } from '../actors/queues.js';
+import { WebhookDelivery } from '../actors/webhook-delivery.js';
 import { Router } from '../connectors/routing.js';
 import { SimAcquirer } from '../connectors/sim.js';
 import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
@@ -68,6 +69,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     router,
     sim,
     payments,
+    webhooks: new WebhookDelivery({ sql, redis, queues, config, log }),
   };
 
   let edge: Edge | undefined;
@@ -96,6 +98,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
         await edge?.close(config.shutdownTimeoutMs);
         await workers?.stop().catch((e) => log.warn('worker stop failed', { err: e }));
         await keys.stop();
+        await deps.webhooks.close().catch(() => {});
         await queues.close().catch(() => {});
         redis.disconnect();
         await sql.end({ timeout: 5 });

@@ -45,6 +45,10 @@ export interface Config {
   readonly jobLockMs: number;
   /** Entity lock TTL: longer than the slowest provider call made under it. */
   readonly entityLockMs: number;
+  /** How often the outbox relay looks for committed events. */
+  readonly relayIntervalMs: number;
+  /** Webhook deliveries a worker runs at once per shard queue. */
+  readonly webhookConcurrency: number;
 }
 
 const schema = {
@@ -84,6 +88,8 @@ const schema = {
     workerConcurrency: { type: 'integer', minimum: 1, maximum: 1000 },
     jobLockMs: { type: 'integer', minimum: 1000 },
     entityLockMs: { type: 'integer', minimum: 3000 },
+    relayIntervalMs: { type: 'integer', minimum: 10 },
+    webhookConcurrency: { type: 'integer', minimum: 1, maximum: 1000 },
   },
 } as const;
 
@@ -158,6 +164,8 @@ export function loadConfig(env: Env = process.env): Config {
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 16),
     jobLockMs: int(env, 'JOB_LOCK_MS', 30_000),
     entityLockMs: int(env, 'ENTITY_LOCK_MS', 30_000),
+    relayIntervalMs: int(env, 'RELAY_INTERVAL_MS', 200),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 32),
   };
   for (const k of Object.keys(draft)) if (draft[k] === undefined) delete draft[k];
 

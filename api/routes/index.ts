@@ -6,10 +6,11 @@ import { customerRoutes } from './customers.js';
 import { docRoutes } from './docs.js';
 import { opsRoutes } from './ops.js';
 import { paymentIntentRoutes } from './payment-intents.js';
+import { webhookRoutes } from './webhooks.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
-  routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes, ...paymentIntentRoutes);
+  routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes, ...paymentIntentRoutes, ...webhookRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }
