@@ -14,6 +14,8 @@ export interface Received {
 export interface Receiver {
   url: string;
   received: Received[];
+  /** Milliseconds to wait before answering (a slow receiver). */
+  delayMs: number;
   /** Status codes to answer, in order, for a path; then `fallback`. */
   script(path: string, statuses: number[], fallback?: number): void;
   waitFor(pred: (r: Received[]) => boolean, ms?: number): Promise<Received[]>;
@@ -38,15 +40,18 @@ export async function startReceiver(): Promise<Receiver> {
       received.push({ path, headers: req.headers, raw, json, at: Date.now() });
       const s = scripts.get(path);
       const status = s ? (s.statuses.shift() ?? s.fallback) : 200;
-      res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'nope');
+      const answer = () => res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'nope');
+      if (self.delayMs > 0) setTimeout(answer, self.delayMs);
+      else answer();
     });
   });
   server.keepAliveTimeout = 1000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  return {
+  const self: Receiver = {
     url: `http://127.0.0.1:${port}`,
     received,
+    delayMs: 0,
     script(path, statuses, fallback = 200) {
       scripts.set(path, { statuses: [...statuses], fallback });
     },
@@ -64,4 +69,5 @@ export async function startReceiver(): Promise<Receiver> {
         server.close(() => r());
       }),
   };
+  return self;
 }
