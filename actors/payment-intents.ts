@@ -20,6 +20,7 @@ import type { Logger } from '../ops/log.js';
 import type { CreatePaymentIntentBody, ConfirmBody } from '../schemas/payment-intents.js';
 import { tenantNow } from './clock.js';
 import { captureLines, postEntry } from './ledger.js';
+import { openDispute } from './disputes.js';
 import { EntityLocks } from './lock.js';
 import { hydrate, intentEventData, intentView, type AttemptRow, type Hydrated, type IntentRow } from './payment-intent-store.js';
 import { Queues } from './queues.js';
@@ -36,6 +37,8 @@ export interface PaymentsDeps {
   locks: EntityLocks;
   queues: Queues;
   router: Router;
+  /** Resolves a saved payment method for a one-click confirm (connector and reusable token), or throws the spec's error. */
+  savedMethod?: (tenantId: string, livemode: boolean, id: string) => Promise<{ connector: string; token: string }>;
 }
 
 /** A writer whose lock expired lost the race: its commit is refused by the version fence. */
@@ -187,10 +190,15 @@ export class PaymentIntents {
 
     switch (cmd.kind) {
       case 'confirm': {
-        if (cmd.body.payment_method_id) throw new ApiError('payment_method.not_found', 'No saved payment method with this id exists for this key.');
         tip = cmd.body.tip_minor ?? intent.tip_minor; // spec: sent replaces, omitted keeps
-        const method = cmd.body.payment_method!;
+        let method = cmd.body.payment_method!;
         confirm = { method, token: cmd.body.payment_token };
+        if (cmd.body.payment_method_id) {
+          if (!this.d.savedMethod) throw new ApiError('payment_method.not_found');
+          const saved = await this.d.savedMethod(intent.tenant_id, intent.livemode, cmd.body.payment_method_id);
+          method = 'card';
+          confirm = { method, token: saved.token };
+        }
         const routed = !!this.d.router.route(method, intent.livemode);
         const risk = routed
           ? evaluate(await loadRules(this.d.sql, intent.tenant_id), {
@@ -385,6 +393,8 @@ export class PaymentIntents {
           memo: `capture of payment intent ${intent.id}`,
           lines: captureLines(open.connector_key, intent.currency, intent.amount_minor, updated.tip_minor, fee),
         });
+        // A dispute the provider reports with the charge is opened in the same transaction.
+        if (evidence?.kind === 'captured' && evidence.dispute) await openDispute(tx, open.id, evidence.dispute.reason);
       }
       await tx`
         insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)

@@ -19,7 +19,7 @@ export interface RunningWorkers {
 
 export const MAINTENANCE_QUEUE = 'maintenance';
 
-type PiJob = { intentId: string; attemptId?: string; timerId?: string };
+type PiJob = { intentId: string; attemptId?: string; timerId?: string; refundId?: string; paymentMethodId?: string };
 
 export async function startWorkers(deps: AppDeps, instanceId: string): Promise<RunningWorkers> {
   const { config, log, sql } = deps;
@@ -49,6 +49,11 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
   const pi = deps.payments;
   async function processPi(job: Job<PiJob>) {
     const { intentId, attemptId } = job.data;
+    if (job.name === 'refund.execute') return { refund: (await deps.refunds.execute(job.data.refundId!))?.status };
+    if (job.name === 'payment_method.activate') {
+      await deps.methods.activate(job.data.paymentMethodId!);
+      return { activated: true };
+    }
     const owner = await ownerOf(sql, intentId);
     if (!owner) return { skipped: 'unknown intent' };
     switch (job.name) {
@@ -183,7 +188,17 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
       const name = a.status === 'pending' ? 'attempt.execute' : 'attempt.capture';
       await deps.queues.add(PI_QUEUE, a.payment_intent_id as string, name, { intentId: a.payment_intent_id, attemptId: a.id }, { jobId: `${name === 'attempt.execute' ? 'exec' : 'capture'}-${a.id}` });
     }
-    return stale.length;
+    const refunds = await sql`
+      select id, payment_intent_id from refunds where status = 'requested' and updated_at < now() - interval '3 seconds' limit 1000`;
+    for (const r of refunds) {
+      await deps.queues.add(PI_QUEUE, r.payment_intent_id as string, 'refund.execute', { intentId: r.payment_intent_id, refundId: r.id }, { jobId: `refund-${r.id}` });
+    }
+    const methods = await sql`
+      select id from payment_methods where status = 'pending' and pending_token is not null and updated_at < now() - interval '3 seconds' limit 1000`;
+    for (const m of methods) {
+      await deps.queues.add(PI_QUEUE, m.id as string, 'payment_method.activate', { intentId: m.id, paymentMethodId: m.id }, { jobId: `pm-${m.id}` });
+    }
+    return stale.length + refunds.length + methods.length;
   }
 
   let ticking = false;

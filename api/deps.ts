@@ -10,6 +10,8 @@ import type { RateLimiter } from './rate-limit.js';
 import type { PaymentIntents } from '../actors/payment-intents.js';
 import type { Queues } from '../actors/queues.js';
 import type { WebhookDelivery } from '../actors/webhook-delivery.js';
+import type { Refunds } from '../actors/refunds.js';
+import type { PaymentMethods } from '../actors/payment-methods.js';
 import type { Router } from '../connectors/routing.js';
 import type { SimAcquirer } from '../connectors/sim.js';
 
@@ -32,4 +34,6 @@ export interface AppDeps {
   readonly sim: SimAcquirer;
   readonly payments: PaymentIntents;
   readonly webhooks: WebhookDelivery;
+  readonly refunds: Refunds;
+  readonly methods: PaymentMethods;
 }

@@ -324,7 +324,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
           pipeline(c, res, st, requestId, method, path, rawQuery, headers, params, ip, bodyPromise, span),
         )
         .then(({ reply, principal, close }) => {
-          if (reply.status !== 499) send(res, st, requestId, reply, c.def.auth === 'api_key' && !!principal, close);
+          if (reply.status !== 499) send(res, st, requestId, reply, c.def.auth === 'admin' || (c.def.auth === 'api_key' && !!principal), close);
           span.setAttribute('http.response.status_code', reply.status);
           if (reply.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
           finish(c, method, st.aborted ? 499 : reply.status, t0);

@@ -80,6 +80,10 @@ export const ERROR_CATALOG = {
   'refund.nothing_refundable': inv('The attempt has no refundable balance left.'),
   'refund.exceeds_refundable': inv('The amount exceeds what is still refundable (charged minus live refunds); the message carries the remaining cents.'),
   'refund.not_found': inv('No refund with this id exists for this key.'),
+  'refund_approval.not_found': inv('No refund approval with this id exists for this tenant.'),
+  'refund_approval.resolution_conflict': inv('The approval was already approved or rejected.'),
+  'refund_approval.approver_conflict': inv('Four-eyes rule: the approver must differ from the API key that requested the refund.'),
+  'tenant_settings.invalid': inv('Operator API: send `refund_approval_threshold_minor` (integer >= 0) or `refund_approval_disabled: true`.'),
 
   // --- Webhook endpoints (codes of ours; the spec names only 400/403/404) ---
   'webhook_endpoint.invalid_url': inv('The URL must be https:// and resolve to a public address (plain http:// and private addresses only for hosts in WEBHOOK_ALLOW_HTTP_HOSTS).'),

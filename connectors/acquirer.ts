@@ -12,7 +12,7 @@ export type NextAction =
   | { type: 'oxxo_voucher'; reference: string; expires_at: string };
 
 export type ProviderOutcome =
-  | { kind: 'captured'; providerRef: string }
+  | { kind: 'captured'; providerRef: string; dispute?: { reason: string } }
   | { kind: 'authorized'; providerRef: string }
   | { kind: 'action_required'; providerRef: string; nextAction: NextAction; expiresAt?: string }
   | { kind: 'hard_decline'; providerRef?: string; code: string; message: string }
@@ -33,6 +33,10 @@ export interface ChargeRequest {
   now: Date;
 }
 
+export type RefundOutcome = { kind: 'succeeded'; providerRef: string } | { kind: 'failed'; code: string; message: string };
+
+export type SaveOutcome = { kind: 'saved'; providerRef: string; brand: string; last4: string } | { kind: 'failed'; code: string; message: string };
+
 export interface Acquirer {
   readonly key: string;
   supports(method: PaymentMethod): boolean;
@@ -42,6 +46,10 @@ export interface Acquirer {
   retrieve(idempotencyKey: string): Promise<ProviderOutcome | null>;
   capture(idempotencyKey: string): Promise<ProviderOutcome>;
   void(idempotencyKey: string): Promise<ProviderOutcome>;
+  /** Refunds part or all of a captured charge; idempotent on idempotencyKey. */
+  refund(req: { idempotencyKey: string; chargeKey: string; amountMinor: number; currency: string; tenantId: string; livemode: boolean }): Promise<RefundOutcome>;
+  /** Exchanges a single-use token for a reusable reference (card on file); idempotent on idempotencyKey. */
+  saveMethod(req: { idempotencyKey: string; token: string; tenantId: string; livemode: boolean }): Promise<SaveOutcome>;
 }
 
 /** Transport or contract fault: the outcome of the call is unknown. */
@@ -51,3 +59,5 @@ export class ProviderUnavailable extends Error {
 
 /** The provider idempotency key of an attempt: never random (architecture invariant 4). */
 export const providerKeyFor = (attemptId: string) => `orq_att_${attemptId}`;
+export const refundKeyFor = (refundId: string) => `orq_ref_${refundId}`;
+export const saveKeyFor = (paymentMethodId: string) => `orq_pm_${paymentMethodId}`;

@@ -37,6 +37,11 @@ export class Router {
     return undefined;
   }
 
+  /** Whether a connector can keep a card on file. */
+  canSave(key: string): boolean {
+    return !!this.connectors[key] && key in this.table;
+  }
+
   connector(key: string): Acquirer {
     const c = this.connectors[key];
     if (!c) throw new Error(`unknown connector ${key}`);

@@ -3,7 +3,7 @@
 // provider would: a repeated key returns the first outcome and never moves money twice.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../ops/db.js';
-import { ProviderUnavailable, type Acquirer, type ChargeRequest, type NextAction, type PaymentMethod, type ProviderOutcome } from './acquirer.js';
+import { ProviderUnavailable, type Acquirer, type ChargeRequest, type NextAction, type PaymentMethod, type ProviderOutcome, type RefundOutcome, type SaveOutcome } from './acquirer.js';
 import { makeClabe } from './clabe.js';
 
 const HOURS = 3600_000;
@@ -53,8 +53,11 @@ export function simOutcome(req: ChargeRequest, providerRef: string, baseUrl: str
       return { ...decline('soft_decline', 'provider_error', 'The provider failed with a generic error.'), firstCallFails: true };
     case 'tok_sim_badcreds':
       return decline('hard_decline', 'invalid_credentials', 'The connector credentials were refused by the provider (configuration error).');
+    case 'tok_sim_dispute':
+      // Captured, then the cardholder disputes it: the provider reports the dispute with the charge.
+      return { kind: 'captured', providerRef, dispute: { reason: 'fraudulent' } };
     default:
-      // tok_sim_ok, tok_sim_slow, tok_sim_dispute and any other value: success, immediate capture.
+      // tok_sim_ok, tok_sim_slow and any other value: success, immediate capture.
       return { kind: 'captured', providerRef };
   }
 }
@@ -77,6 +80,12 @@ export class SimAcquirer implements Acquirer {
   }
 
   async charge(req: ChargeRequest): Promise<ProviderOutcome> {
+    if (req.paymentToken?.startsWith('sim_pm_')) {
+      // A saved method behaves as the token it was saved from.
+      const saved = await this.sql`select token from sim_provider_calls where provider_ref = ${req.paymentToken} and kind = 'save'`;
+      if (!saved.length) return { kind: 'hard_decline', code: 'invalid_payment_method', message: 'The provider does not know this saved method.' };
+      req = { ...req, paymentToken: (saved[0].token as string | null) ?? undefined };
+    }
     const providerRef = `sim_${req.method === 'card' ? 'ch' : req.method}_${randomBytes(10).toString('hex')}`;
     const fresh = simOutcome(req, providerRef, this.baseUrl);
     const moved = fresh.kind === 'captured' ? 1 : 0;
@@ -125,6 +134,33 @@ export class SimAcquirer implements Acquirer {
     const known = rows.length ? (rows[0].outcome as ProviderOutcome) : await this.retrieve(idempotencyKey);
     if (!known) throw new ProviderUnavailable(`sim: no charge with key ${idempotencyKey} to void`);
     return known;
+  }
+
+  async refund(req: { idempotencyKey: string; chargeKey: string; amountMinor: number; currency: string; tenantId: string; livemode: boolean }): Promise<RefundOutcome> {
+    const providerRef = `sim_re_${randomBytes(10).toString('hex')}`;
+    // Test-mode rule (ours): a refund whose cents are 98 is declined by the provider.
+    const outcome: RefundOutcome =
+      req.amountMinor % 100 === 98 ? { kind: 'failed', code: 'refund_declined', message: 'The provider declined the refund.' } : { kind: 'succeeded', providerRef };
+    const [row] = await this.sql`
+      insert into sim_provider_calls (idempotency_key, kind, provider_ref, tenant_id, livemode, method, amount_minor, currency, token, outcome, charges)
+      values (${req.idempotencyKey}, 'refund', ${providerRef}, ${req.tenantId}, ${req.livemode}, 'card', ${req.amountMinor}, ${req.currency}, ${req.chargeKey},
+              ${this.sql.json(outcome as never)}, 0)
+      on conflict (idempotency_key) do update set calls = sim_provider_calls.calls + 1, updated_at = now()
+      returning outcome`;
+    return row.outcome as RefundOutcome;
+  }
+
+  async saveMethod(req: { idempotencyKey: string; token: string; tenantId: string; livemode: boolean }): Promise<SaveOutcome> {
+    const providerRef = `sim_pm_${randomBytes(10).toString('hex')}`;
+    const [brand, last4] =
+      req.token.includes('mastercard') ? ['mastercard', '4444'] : req.token.includes('amex') ? ['amex', '0005'] : ['visa', req.token === 'tok_sim_ok' ? '4242' : digits(req.token, 4)];
+    const outcome: SaveOutcome = { kind: 'saved', providerRef, brand, last4 };
+    const [row] = await this.sql`
+      insert into sim_provider_calls (idempotency_key, kind, provider_ref, tenant_id, livemode, method, amount_minor, currency, token, outcome, charges)
+      values (${req.idempotencyKey}, 'save', ${providerRef}, ${req.tenantId}, ${req.livemode}, 'card', 0, 'MXN', ${req.token}, ${this.sql.json(outcome as never)}, 0)
+      on conflict (idempotency_key) do update set calls = sim_provider_calls.calls + 1, updated_at = now()
+      returning outcome`;
+    return row.outcome as SaveOutcome;
   }
 
   /**

@@ -13,6 +13,8 @@ import { EntityLocks } from '../actors/lock.js';
 import { PaymentIntents } from '../actors/payment-intents.js';
 import { Queues } from '../actors/queues.js';
 import { WebhookDelivery } from '../actors/webhook-delivery.js';
+import { Refunds } from '../actors/refunds.js';
+import { PaymentMethods } from '../actors/payment-methods.js';
 import { Router } from '../connectors/routing.js';
 import { SimAcquirer } from '../connectors/sim.js';
 import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
@@ -52,7 +54,11 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const queues = new Queues(redis, config.redisPrefix, config.queueShards);
   const sim = new SimAcquirer(sql, config.publicBaseUrl);
   const router = new Router({ sim });
-  const payments = new PaymentIntents({ config, sql, redis, log, locks: new EntityLocks(redis, config.redisPrefix), queues, router });
+  const methods = new PaymentMethods({ sql, queues, router, log });
+  const payments = new PaymentIntents({
+    config, sql, redis, log, locks: new EntityLocks(redis, config.redisPrefix), queues, router,
+    savedMethod: (tenantId, livemode, id) => methods.chargeable(sql, tenantId, livemode, id),
+  });
   const deps: AppDeps = {
     config,
     sql,
@@ -70,6 +76,8 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     sim,
     payments,
     webhooks: new WebhookDelivery({ sql, redis, queues, config, log }),
+    refunds: new Refunds({ sql, queues, router, log }),
+    methods,
   };
 
   let edge: Edge | undefined;

@@ -6,6 +6,7 @@ import { simulateInbound } from '../../actors/inbound.js';
 import { createRule } from '../../actors/risk.js';
 import { ApiError } from '../errors.js';
 import { riskReviewResource, riskRuleBody, simulateInboundBody, type RiskRuleBody } from '../../schemas/payment-intents.js';
+import { approveBody, refundApprovalResource, refundResource, tenantSettingsBody, type ApproveBody, type TenantSettingsBody } from '../../schemas/refunds.js';
 
 async function assertTenant(sql: import('../../ops/db.js').Sql, id: string) {
   if (!(await sql`select 1 from tenants where id = ${id}`).length) throw new ApiError('tenant.not_found', `No tenant ${id}.`);
@@ -97,4 +98,49 @@ export const adminRoutes = [
       handler: async (ctx) => ({ status: 200, body: await ctx.deps.payments.decideReview(ctx.params.tenantId, ctx.params.reviewId, decision) }),
     }),
   ),
+  defineRoute<TenantSettingsBody>({
+    method: 'PATCH',
+    path: '/admin/tenants/{tenantId}/settings',
+    auth: 'admin',
+    body: tenantSettingsBody,
+    notFound: 'tenant.not_found',
+    summary: "Change a tenant's settings (refund four-eyes threshold)",
+    description: '`refund_approval_threshold_minor`: refunds above it answer 202 with a pending refund_approval; `refund_approval_disabled: true` removes it.',
+    tags: ['Operator'],
+    responses: { 200: { description: 'The settings' } },
+    errors: ['tenant.not_found'],
+    handler: async (ctx) => {
+      await assertTenant(ctx.deps.sql, ctx.params.tenantId);
+      const patch = ctx.body.refund_approval_disabled ? { refund_approval_threshold_minor: null } : { refund_approval_threshold_minor: ctx.body.refund_approval_threshold_minor };
+      const [row] = await ctx.deps.sql`
+        update tenants set settings = settings || ${ctx.deps.sql.json(patch as never)} where id = ${ctx.params.tenantId} returning settings`;
+      const settings = row.settings as { refund_approval_threshold_minor?: number | null };
+      return { status: 200, body: { object: 'tenant_settings', tenant_id: ctx.params.tenantId, refund_approval_threshold_minor: settings.refund_approval_threshold_minor ?? null } };
+    },
+  }),
+  defineRoute<ApproveBody>({
+    method: 'POST',
+    path: '/admin/tenants/{tenantId}/refund_approvals/{approvalId}/approve',
+    auth: 'admin',
+    body: approveBody,
+    notFound: 'refund_approval.not_found',
+    summary: 'Approve a refund (four-eyes): the refund is created and executed',
+    description: 'The approver must differ from the API key that requested the refund. Answers the refund after the provider call (succeeded or failed).',
+    tags: ['Operator'],
+    responses: { 200: { description: 'The executed refund', schema: refundResource } },
+    errors: ['refund_approval.not_found', 'refund_approval.resolution_conflict', 'refund_approval.approver_conflict', 'refund.exceeds_refundable', 'refund.nothing_refundable', 'refund.attempt_not_refundable'],
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.refunds.approve(ctx.params.tenantId, ctx.params.approvalId, ctx.body.approver) }),
+  }),
+  defineRoute<ApproveBody>({
+    method: 'POST',
+    path: '/admin/tenants/{tenantId}/refund_approvals/{approvalId}/reject',
+    auth: 'admin',
+    body: approveBody,
+    notFound: 'refund_approval.not_found',
+    summary: 'Reject a refund approval: nothing is refunded',
+    tags: ['Operator'],
+    responses: { 200: { description: 'The approval, rejected', schema: refundApprovalResource } },
+    errors: ['refund_approval.not_found', 'refund_approval.resolution_conflict'],
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.refunds.reject(ctx.params.tenantId, ctx.params.approvalId, ctx.body.approver) }),
+  }),
 ];

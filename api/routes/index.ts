@@ -7,10 +7,11 @@ import { docRoutes } from './docs.js';
 import { opsRoutes } from './ops.js';
 import { paymentIntentRoutes } from './payment-intents.js';
 import { webhookRoutes } from './webhooks.js';
+import { refundRoutes } from './refunds.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
-  routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes, ...paymentIntentRoutes, ...webhookRoutes);
+  routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes, ...paymentIntentRoutes, ...webhookRoutes, ...refundRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

@@ -1,0 +1,28 @@
+// A refund as a pure XState v5 machine. spec: States > refund: `requested` on creation, then
+// `succeeded` (event refund.succeeded) or `failed` (event refund.failed).
+import { setup } from 'xstate';
+
+export type RefundStatus = 'requested' | 'succeeded' | 'failed';
+export type RefundEvent = { type: 'provider.succeeded' } | { type: 'provider.failed' };
+
+export const refundMachine = setup({
+  types: { events: {} as RefundEvent },
+  actions: {
+    emit: (_: unknown, _p: { event: 'refund.succeeded' | 'refund.failed' }) => {},
+    postLedger: () => {},
+    markAttempt: () => {},
+  },
+}).createMachine({
+  id: 'refund',
+  initial: 'requested',
+  states: {
+    requested: {
+      on: {
+        'provider.succeeded': { target: 'succeeded', actions: ['postLedger', 'markAttempt', { type: 'emit', params: { event: 'refund.succeeded' } }] },
+        'provider.failed': { target: 'failed', actions: [{ type: 'emit', params: { event: 'refund.failed' } }] },
+      },
+    },
+    succeeded: { type: 'final' },
+    failed: { type: 'final' },
+  },
+});
