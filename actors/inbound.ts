@@ -16,3 +16,12 @@ export async function simulateInbound(deps: Pick<AppDeps, 'sql' | 'sim' | 'queue
   await deps.queues.add(PI_QUEUE, a.payment_intent_id as string, 'attempt.inbound', { intentId: a.payment_intent_id, attemptId: a.id }, { jobId: `inbound-${a.id}-${Date.now()}` });
   return { object: 'inbound_acknowledgement', received: true, provider_ref: providerRef, payment_intent_id: a.payment_intent_id as string, attempt_id: a.id as string };
 }
+
+/** The payer completes (or fails) the sim provider's 3-D Secure step; the worker takes the provider's word. */
+export async function complete3ds(deps: Pick<AppDeps, 'sql' | 'sim' | 'queues'>, providerRef: string, approve: boolean) {
+  const [a] = await deps.sql`select id, payment_intent_id from attempts where provider_ref = ${providerRef} and not livemode and status = 'requires_action'`;
+  if (!a) throw new ApiError('attempt.not_found', 'No test-mode attempt waits for 3-D Secure with this reference.');
+  await deps.sim.complete3ds(providerRef, approve);
+  await deps.queues.add(PI_QUEUE, a.payment_intent_id as string, 'attempt.inbound', { intentId: a.payment_intent_id, attemptId: a.id }, { jobId: `3ds-${a.id}` });
+  return { object: 'three_d_secure', result: approve ? 'approve' : 'decline' };
+}

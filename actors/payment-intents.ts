@@ -400,6 +400,12 @@ export class PaymentIntents {
         insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
         values (${intent.id}, ${intent.tenant_id}, ${intent.livemode}, ${event.type}, ${intent.status}, ${updated.status},
                 ${tx.json({ attempt_id: open?.id ?? null, outcome: evidence ?? null, rule_id: ruleId ?? null, source: cmd.kind === 'evidence' ? cmd.source : null } as never)})`;
+      // A single-use payment link is paid once its intent succeeded (same transaction).
+      if (emits.includes('payment_intent.succeeded') && intent.metadata?.payment_link_id) {
+        await tx`
+          update payment_links set paid_at = coalesce(paid_at, now()), active = reusable
+           where id::text = ${intent.metadata.payment_link_id} and tenant_id = ${intent.tenant_id} and not reusable`;
+      }
       for (const type of emits) {
         await tx`
           insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data)

@@ -90,6 +90,8 @@ export const ERROR_CATALOG = {
   'webhook_endpoint.invalid_events': inv('`events` lists only event types of the catalog.'),
   'webhook_endpoint.not_found': inv('No webhook endpoint with this id exists for this key.'),
 
+  'payment_link.not_found': inv('No payment link with this id or slug.'),
+
   // --- Customers and payment methods ---
   'customer.not_found': inv('No customer with this id exists for this key (tenant and mode).'),
   'payment_method.invalid_token': inv('`payment_token` is missing.'),

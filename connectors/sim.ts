@@ -163,6 +163,16 @@ export class SimAcquirer implements Acquirer {
     return row.outcome as SaveOutcome;
   }
 
+  /** The cardholder passes or fails the 3-D Secure step of a charge. */
+  async complete3ds(providerRef: string, approve: boolean): Promise<void> {
+    const outcome = approve
+      ? this.sql`jsonb_build_object('kind', 'captured', 'providerRef', provider_ref)`
+      : this.sql`jsonb_build_object('kind', 'hard_decline', 'providerRef', provider_ref, 'code', 'authentication_failed', 'message', 'The cardholder failed 3-D Secure authentication.')`;
+    await this.sql`
+      update sim_provider_calls set outcome = ${outcome}, charges = ${approve ? 1 : 0}, updated_at = now()
+       where provider_ref = ${providerRef} and outcome->>'kind' = 'action_required'`;
+  }
+
   /**
    * The outside world pays a push payment (or completes a 3-D Secure redirect): operator
    * simulation of an incoming payment. Returns the key the provider knows it by, or null.

@@ -8,10 +8,11 @@ import { opsRoutes } from './ops.js';
 import { paymentIntentRoutes } from './payment-intents.js';
 import { webhookRoutes } from './webhooks.js';
 import { refundRoutes } from './refunds.js';
+import { publicRoutes } from './public.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
-  routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes, ...paymentIntentRoutes, ...webhookRoutes, ...refundRoutes);
+  routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes, ...paymentIntentRoutes, ...webhookRoutes, ...refundRoutes, ...publicRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

@@ -1,0 +1,50 @@
+// Server-rendered pages of the browser flow: /pay/{slug}, /demo, the sim's 3-D Secure step.
+// Each page loads the kit (/js/checkout.js); no inline script, so a strict CSP applies.
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
+export const PAGE_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+function layout(title: string, body: string, scripts: string[] = []): string {
+  return `<!doctype html>
+<html lang="es"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title><link rel="stylesheet" href="/js/checkout.css"></head>
+<body class="orq-page"><main>${body}</main>${scripts.map((s) => `<script src="${esc(s)}"></script>`).join('')}</body></html>`;
+}
+
+export function payPage(o: { intentId: string; clientSecret: string; title: string }): string {
+  return layout(
+    o.title,
+    `<div class="orq-card-host" data-orquesta-checkout data-payment-intent="${esc(o.intentId)}" data-client-secret="${esc(o.clientSecret)}"></div>`,
+    ['/js/checkout.js'],
+  );
+}
+
+export function messagePage(title: string, message: string, testId: string): string {
+  return layout(title, `<div class="orq-card"><div class="orq-result" data-testid="${esc(testId)}">${esc(message)}</div></div>`);
+}
+
+export function demoPage(available: boolean): string {
+  if (!available) return messagePage('Orquesta demo', 'La demo necesita el tenant de demostración que crea `npm start` (SEED_DEMO_TENANT).', 'demo-unavailable');
+  return layout(
+    'Orquesta demo',
+    `<div class="orq-card"><div class="orq-head"><div class="orq-merchant">Orquesta · demo en modo de prueba</div>
+<div class="orq-concept">Crea un enlace de pago de prueba y págalo con las tarjetas simuladas, SPEI, CoDi u OXXO.</div></div>
+<form class="orq-fields" data-orquesta-demo>
+<label for="demo-amount">Monto (MXN)</label><input id="demo-amount" name="amount" value="150.00" inputmode="decimal">
+<label for="demo-concept">Concepto</label><input id="demo-concept" name="concepto" value="Tacos al pastor (demo)">
+<button type="submit" class="orq-pay" data-testid="demo-create">Crear enlace y pagar</button></form>
+<div class="orq-error" data-testid="error"></div></div>`,
+    ['/js/demo.js'],
+  );
+}
+
+export function threeDsPage(ref: string, returnTo: string | undefined): string {
+  return layout(
+    '3-D Secure (simulado)',
+    `<div class="orq-card" data-orquesta-3ds data-ref="${esc(ref)}" data-return-to="${esc(returnTo ?? '')}">
+<div class="orq-head"><div class="orq-merchant">Banco emisor (simulado)</div><div class="orq-concept">Confirma esta compra con 3-D Secure.</div></div>
+<button type="button" class="orq-pay" data-decision="approve" data-testid="3ds-approve">Aprobar</button>
+<button type="button" class="orq-pay" data-decision="decline" data-testid="3ds-decline" style="background:#b42318">Rechazar</button></div>`,
+    ['/js/sim-3ds.js'],
+  );
+}

@@ -1,0 +1,227 @@
+// Public checkout (no API key), payment links, the browser kit and its pages.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import QRCode from 'qrcode';
+import { checkoutConfig, publicConfirm, publicGet, publicView } from '../../actors/checkout.js';
+import { createLink, demoTenantId, getLink, intentForLink, listLinks } from '../../actors/payment-links.js';
+import { complete3ds } from '../../actors/inbound.js';
+import { webDir } from '../../ops/paths.js';
+import {
+  checkoutConfigResource,
+  createPaymentLinkBody,
+  paymentLinkList,
+  paymentLinkResource,
+  publicConfirmBody,
+  publicIntentResource,
+  type CreatePaymentLinkBody,
+  type PublicConfirmBody,
+} from '../../schemas/checkout.js';
+import { ApiError } from '../errors.js';
+import { demoPage, messagePage, PAGE_CSP, payPage, threeDsPage } from '../pages.js';
+import { defineRoute, type RouteDef } from '../route.js';
+
+const secretQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { client_secret: { type: 'string', maxLength: 200, description: 'Legacy: prefer the X-Service-Client-Secret header.' } },
+} as const;
+
+const asset = (file: string, type: string) => {
+  let body: string | undefined;
+  return defineRoute({
+    method: 'GET',
+    path: `/js/${file}`,
+    auth: 'none',
+    rateLimitExempt: true,
+    summary: `Browser kit asset ${file}`,
+    tags: ['Checkout'],
+    responses: { 200: { description: file, contentType: type } },
+    handler: () => ({ status: 200, contentType: type, text: (body ??= readFileSync(join(webDir, file), 'utf8')), headers: { 'Cache-Control': 'public, max-age=300' } }),
+  });
+};
+
+const html = (status: number, text: string) => ({ status, contentType: 'text/html', text, headers: { 'Content-Security-Policy': PAGE_CSP, 'Cache-Control': 'no-store' } });
+
+export const publicRoutes: RouteDef[] = [
+  defineRoute<unknown, { client_secret?: string }>({
+    method: 'GET',
+    path: '/public/payment_intents/{id}',
+    auth: 'public',
+    query: secretQuery,
+    notFound: 'payment_intent.not_found',
+    summary: 'Read a payment intent with its client secret (public projection)',
+    description: 'Header `X-Service-Client-Secret` (legacy: query `client_secret`). An unknown id and a wrong secret answer the very same 404. The kit polls this every 2 seconds until a terminal state.',
+    tags: ['Checkout'],
+    responses: { 200: { description: 'The public projection', schema: publicIntentResource } },
+    errors: ['payment_intent.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await publicGet(ctx.deps, ctx.params.id, ctx.header('x-service-client-secret') ?? ctx.query.client_secret) }),
+  }),
+  defineRoute<PublicConfirmBody>({
+    method: 'POST',
+    path: '/public/payment_intents/{id}/confirm',
+    auth: 'public',
+    body: publicConfirmBody,
+    notFound: 'payment_intent.not_found',
+    summary: 'Confirm from the browser with the client secret',
+    description: 'Same semantics as the authenticated confirm (tip replaces when sent); answers the public projection with `status = processing`.',
+    tags: ['Checkout'],
+    responses: { 200: { description: 'The public projection, processing', schema: publicIntentResource } },
+    errors: ['payment_intent.not_found', 'payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.concurrent_modification', 'payment_intent.blocked_by_risk'],
+    handler: async (ctx) => ({ status: 200, body: await publicConfirm(ctx.deps, ctx.params.id, ctx.body) }),
+  }),
+  defineRoute<unknown, { client_secret?: string }>({
+    method: 'GET',
+    path: '/public/payment_intents/{id}/checkout-config',
+    auth: 'public',
+    query: secretQuery,
+    notFound: 'payment_intent.not_found',
+    summary: 'What the checkout page needs: amount, methods, tip suggestions, merchant name',
+    tags: ['Checkout'],
+    responses: { 200: { description: 'The checkout configuration', schema: checkoutConfigResource } },
+    errors: ['payment_intent.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await checkoutConfig(ctx.deps, ctx.params.id, ctx.header('x-service-client-secret') ?? ctx.query.client_secret) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/public/payment_links/{slug}/intent',
+    auth: 'public',
+    summary: 'The intent that pays a payment link (public projection plus client_secret)',
+    description: 'Created once per single-use link and reused while unpaid; a new one per call for reusable links.',
+    tags: ['Checkout'],
+    responses: { 200: { description: 'The intent to pay, with its client_secret' } },
+    errors: ['payment_link.not_found'],
+    handler: async (ctx) => {
+      const co = await intentForLink(ctx.deps, ctx.params.slug);
+      if (!co.intent) throw new ApiError('payment_link.not_found', co.link.paid_at ? 'This payment link was already paid.' : 'This payment link is no longer active.');
+      return { status: 200, body: { ...publicView({ ...co.intent, next_action: null } as never), client_secret: co.intent.client_secret } };
+    },
+  }),
+  defineRoute<unknown, { data: string }>({
+    method: 'GET',
+    path: '/public/qr.svg',
+    auth: 'public',
+    query: { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'string', minLength: 1, maxLength: 600 } } },
+    summary: 'A QR code (SVG) for a CoDi payload',
+    tags: ['Checkout'],
+    responses: { 200: { description: 'SVG image', contentType: 'image/svg+xml' } },
+    handler: async (ctx) => ({ status: 200, contentType: 'image/svg+xml', text: await QRCode.toString(ctx.query.data, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }) }),
+  }),
+  asset('checkout.js', 'application/javascript'),
+  asset('checkout.css', 'text/css'),
+  asset('demo.js', 'application/javascript'),
+  asset('sim-3ds.js', 'application/javascript'),
+  defineRoute({
+    method: 'GET',
+    path: '/pay/{slug}',
+    auth: 'none',
+    summary: 'The payment-link page (HTML with the kit)',
+    description: 'Carries the intent it pays in a `data-payment-intent` attribute. A paid single-use link shows as paid.',
+    tags: ['Checkout'],
+    responses: { 200: { description: 'HTML page', contentType: 'text/html' }, 404: { description: 'Unknown link', contentType: 'text/html' } },
+    handler: async (ctx) => {
+      let co;
+      try {
+        co = await intentForLink(ctx.deps, ctx.params.slug);
+      } catch (e) {
+        if (e instanceof ApiError && e.code === 'payment_link.not_found') return html(404, messagePage('Enlace no encontrado', 'Este enlace de pago no existe.', 'link-not-found'));
+        throw e;
+      }
+      if (!co.intent) {
+        return co.link.paid_at
+          ? html(200, messagePage('Pagado', `Este enlace ya fue pagado. (${co.link.concepto})`, 'link-paid'))
+          : html(200, messagePage('Inactivo', 'Este enlace de pago ya no está activo.', 'link-inactive'));
+      }
+      return html(200, payPage({ intentId: co.intent.id, clientSecret: co.intent.client_secret, title: `${co.merchant} · ${co.link.concepto}` }));
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/demo',
+    auth: 'none',
+    summary: 'Try the whole flow in test mode with the demo tenant',
+    tags: ['Checkout'],
+    responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
+    handler: async (ctx) => html(200, demoPage(!!(await demoTenantId(ctx.deps.sql)))),
+  }),
+  defineRoute<{ amount_minor: number; concepto: string }>({
+    method: 'POST',
+    path: '/demo/links',
+    auth: 'none',
+    body: createPaymentLinkBody,
+    summary: 'Create a test-mode payment link for the demo tenant',
+    tags: ['Checkout'],
+    responses: { 201: { description: 'The link', schema: paymentLinkResource } },
+    errors: ['payment_link.not_found'],
+    handler: async (ctx) => {
+      const tenantId = await demoTenantId(ctx.deps.sql);
+      if (!tenantId) throw new ApiError('payment_link.not_found', 'No demo tenant on this deployment (SEED_DEMO_TENANT).');
+      return { status: 201, body: await createLink(ctx.deps.sql, { tenantId, livemode: false }, ctx.body as CreatePaymentLinkBody) };
+    },
+  }),
+  defineRoute<unknown, { return_to?: string }>({
+    method: 'GET',
+    path: '/sim/3ds/{ref}',
+    auth: 'none',
+    query: { type: 'object', additionalProperties: false, properties: { return_to: { type: 'string', maxLength: 2000 } } },
+    summary: "The sim provider's 3-D Secure page (test mode)",
+    tags: ['Checkout'],
+    responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
+    handler: (ctx) => {
+      // Only a same-host checkout page may be returned to (no open redirect).
+      let back: string | undefined;
+      try {
+        const u = new URL(ctx.query.return_to ?? '');
+        if (u.host === ctx.header('host') && u.pathname.startsWith('/pay/')) back = u.toString();
+      } catch {
+        back = undefined;
+      }
+      return html(200, threeDsPage(ctx.params.ref, back));
+    },
+  }),
+  defineRoute<{ decision: 'approve' | 'decline' }>({
+    method: 'POST',
+    path: '/sim/3ds/{ref}/complete',
+    auth: 'none',
+    body: { type: 'object', additionalProperties: false, required: ['decision'], properties: { decision: { enum: ['approve', 'decline'] } } },
+    summary: "Completes the sim provider's 3-D Secure step (test mode)",
+    tags: ['Checkout'],
+    responses: { 200: { description: 'Acknowledgement' } },
+    errors: ['attempt.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await complete3ds(ctx.deps, ctx.params.ref, ctx.body.decision === 'approve') }),
+  }),
+  defineRoute<CreatePaymentLinkBody>({
+    method: 'POST',
+    path: '/v1/payment_links',
+    auth: 'api_key',
+    scope: 'payments:write',
+    idempotency: 'optional',
+    body: createPaymentLinkBody,
+    summary: 'Create a payment link',
+    description: '`reusable` defaults to false (single-use: paid once). The page is `url` (`/pay/{slug}`).',
+    tags: ['Payment links'],
+    responses: { 201: { description: 'The link', schema: paymentLinkResource } },
+    handler: async (ctx) => ({ status: 201, body: await createLink(ctx.deps.sql, ctx.principal, ctx.body, ctx.idem) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/payment_links',
+    auth: 'api_key',
+    scope: 'payments:read',
+    summary: 'List payment links, newest first',
+    tags: ['Payment links'],
+    responses: { 200: { description: 'The links', schema: paymentLinkList } },
+    handler: async (ctx) => ({ status: 200, body: await listLinks(ctx.deps.sql, ctx.principal) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/payment_links/{id}',
+    auth: 'api_key',
+    scope: 'payments:read',
+    notFound: 'payment_link.not_found',
+    summary: 'Read a payment link',
+    tags: ['Payment links'],
+    responses: { 200: { description: 'The link', schema: paymentLinkResource } },
+    errors: ['payment_link.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await getLink(ctx.deps.sql, ctx.principal, ctx.params.id) }),
+  }),
+];

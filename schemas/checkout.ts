@@ -1,0 +1,88 @@
+// Public checkout and payment links. spec: Public checkout; decisions.md §3 (payment links).
+import type { FromSchema } from 'json-schema-to-ts';
+import { currencyCode, listOf, metadata, timestamp, uuid } from './common.js';
+import { nextActionSchema } from './payment-intents.js';
+
+export const publicConfirmBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['client_secret', 'payment_token', 'payment_method'],
+  properties: {
+    client_secret: { type: 'string', minLength: 1, maxLength: 200 },
+    payment_token: { type: 'string', minLength: 1, maxLength: 200 },
+    payment_method: { type: 'string', minLength: 1, maxLength: 40 },
+    tip_minor: { type: 'integer', minimum: 0, maximum: 99_999_999_999, 'x-error-code': 'payment_intent.invalid_tip', description: 'Sent replaces the tip; omitted keeps it.' },
+  },
+} as const;
+export type PublicConfirmBody = FromSchema<typeof publicConfirmBody>;
+
+export const publicIntentResource = {
+  type: 'object',
+  required: ['id', 'object', 'amount_minor', 'tip_minor', 'total_minor', 'currency', 'status'],
+  description: 'The public projection: never client_secret, attempts, provider_ref, metadata or livemode.',
+  properties: {
+    id: uuid,
+    object: { const: 'payment_intent' },
+    amount_minor: { type: 'integer' },
+    tip_minor: { type: 'integer' },
+    total_minor: { type: 'integer' },
+    currency: { type: 'string' },
+    status: { type: 'string' },
+    next_action: nextActionSchema,
+  },
+} as const;
+
+export const checkoutConfigResource = {
+  type: 'object',
+  required: ['object', 'payment_intent_id', 'amount_minor', 'currency', 'allowed_methods', 'tip_suggestions', 'merchant_display_name'],
+  properties: {
+    object: { const: 'checkout_config' },
+    payment_intent_id: uuid,
+    amount_minor: { type: 'integer' },
+    tip_minor: { type: 'integer' },
+    total_minor: { type: 'integer' },
+    currency: { type: 'string' },
+    status: { type: 'string' },
+    allowed_methods: { type: 'array', items: { enum: ['card', 'spei', 'codi', 'oxxo'] } },
+    tip_suggestions: { type: 'array', items: { type: 'object', properties: { percent: { type: 'integer' }, amount_minor: { type: 'integer' } } } },
+    merchant_display_name: { type: 'string' },
+    concepto: { type: 'string' },
+    test_mode: { type: 'boolean', description: 'True for test-mode intents: the kit offers the sim card tokens.' },
+    test_tokens: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+export const createPaymentLinkBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['amount_minor', 'currency', 'concepto'],
+  properties: {
+    amount_minor: { type: 'integer', minimum: 1, maximum: 99_999_999_999, 'x-error-code': 'payment_intent.invalid_amount', 'x-required-error-code': 'payment_intent.invalid_amount', 'x-error-message': '`amount_minor` must be a positive integer of minor units.' },
+    currency: { ...currencyCode, 'x-error-code': 'payment_intent.invalid_currency', 'x-required-error-code': 'payment_intent.invalid_amount' },
+    concepto: { type: 'string', minLength: 1, maxLength: 300 },
+    reusable: { type: 'boolean', default: false },
+    metadata,
+  },
+} as const;
+export type CreatePaymentLinkBody = FromSchema<typeof createPaymentLinkBody>;
+
+export const paymentLinkResource = {
+  type: 'object',
+  required: ['id', 'object', 'slug', 'url', 'amount_minor', 'currency', 'concepto', 'reusable', 'active', 'created_at'],
+  properties: {
+    id: uuid,
+    object: { const: 'payment_link' },
+    slug: { type: 'string' },
+    url: { type: 'string', description: '/pay/{slug}' },
+    amount_minor: { type: 'integer' },
+    currency: { type: 'string' },
+    concepto: { type: 'string' },
+    reusable: { type: 'boolean' },
+    active: { type: 'boolean' },
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    paid_at: timestamp,
+    livemode: { type: 'boolean' },
+    created_at: timestamp,
+  },
+} as const;
+export const paymentLinkList = listOf(paymentLinkResource);
