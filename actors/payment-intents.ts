@@ -24,6 +24,13 @@ import { openDispute } from './disputes.js';
 import { EntityLocks } from './lock.js';
 import { hydrate, intentEventData, intentView, type AttemptRow, type Hydrated, type IntentRow } from './payment-intent-store.js';
 import { Queues } from './queues.js';
+import { ATTR, inSpan, injectTrace } from '../ops/tracing.js';
+
+/** The active trace context for an outbox row (null when tracing is off). */
+export const traceCarrier = (tx: Db) => {
+  const c = injectTrace();
+  return Object.keys(c).length ? tx.json(c) : null;
+};
 import { evaluate, loadRules } from './risk.js';
 
 export const PI_QUEUE = 'pi';
@@ -171,7 +178,15 @@ export class PaymentIntents {
       const h = await hydrate(this.d.sql, id, tenantId, livemode);
       if (!h) throw new ApiError('payment_intent.not_found');
       try {
-        return await this.step(h, cmd);
+        return await inSpan(
+          'payment_intent.transition',
+          { [ATTR.intentId]: id, [ATTR.tenantId]: h.intent.tenant_id, [ATTR.livemode]: h.intent.livemode, [ATTR.event]: cmd.kind, [ATTR.fromStatus]: h.intent.status },
+          async (span) => {
+            const out = await this.step(h, cmd);
+            span.setAttribute(ATTR.toStatus, out.intent.status);
+            return out;
+          },
+        );
       } catch (e) {
         if (!(e instanceof Fenced)) throw e;
       }
@@ -408,8 +423,8 @@ export class PaymentIntents {
       }
       for (const type of emits) {
         await tx`
-          insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data)
-          values (${randomUUID()}, ${intent.tenant_id}, ${intent.livemode}, ${type}, ${intent.id}, ${tx.json(intentEventData(updated) as never)})`;
+          insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data, traceparent)
+          values (${randomUUID()}, ${intent.tenant_id}, ${intent.livemode}, ${type}, ${intent.id}, ${tx.json(intentEventData(updated) as never)}, ${traceCarrier(tx)})`;
       }
       const out: Outcome = { intent: updated, attempts, review, changed: true };
       if (idem) await saveIdempotent(tx, idem, 200, this.responseFor(cmd, updated, attempts, review));

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { injectTrace } from '../ops/tracing.js';
 
 export const shardOf = (entityId: string, shards: number) => createHash('sha1').update(entityId).digest().readUInt32BE(0) % shards;
 export const queueName = (kind: string, shard: number) => `${kind}-{${shard}}`;
@@ -33,8 +34,10 @@ export class Queues {
     return q;
   }
 
+  /** Enqueues with the caller's trace context in the job data (`_trace`), so the worker's span joins the trace. */
   async add(kind: string, entityId: string, name: string, data: object, opts: JobsOptions & { jobId: string }): Promise<void> {
-    await this.queue(queueName(kind, shardOf(entityId, this.shards))).add(name, data, { ...DEFAULT_JOB, ...opts });
+    const trace = (data as { _trace?: object })._trace ?? injectTrace();
+    await this.queue(queueName(kind, shardOf(entityId, this.shards))).add(name, Object.keys(trace).length ? { ...data, _trace: trace } : data, { ...DEFAULT_JOB, ...opts });
   }
 
   async close(): Promise<void> {

@@ -10,6 +10,15 @@ import type { Config } from '../ops/config.js';
 import type { Sql } from '../ops/db.js';
 import type { Logger } from '../ops/log.js';
 import { guardedLookup } from './net-guard.js';
+import { ATTR, inSpan, injectTrace, SpanKind, type Carrier } from '../ops/tracing.js';
+
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'invalid';
+  }
+};
 import type { Queues } from './queues.js';
 
 export const WH_QUEUE = 'wh';
@@ -75,10 +84,11 @@ export class WebhookDelivery {
 
   /** Relays up to `batch` committed events; returns how many. */
   async relayOnce(batch = 500): Promise<number> {
-    const jobs: Array<{ id: number; endpoint_id: string; attempts: number }> = [];
+    const jobs: Array<{ id: number; endpoint_id: string; attempts: number; trace?: Carrier }> = [];
+    const traces = new Map<number, Carrier>();
     const n = await this.d.sql.begin(async (tx) => {
       const events = await tx`
-        select e.id, e.tenant_id, e.livemode, e.event_type, now() + make_interval(secs => case when e.livemode then 0 else coalesce(c.offset_ms, 0) / 1000.0 end) as tenant_now
+        select e.id, e.tenant_id, e.livemode, e.event_type, e.traceparent, now() + make_interval(secs => case when e.livemode then 0 else coalesce(c.offset_ms, 0) / 1000.0 end) as tenant_now
           from outbox_events e left join test_clocks c on c.tenant_id = e.tenant_id
          where e.relayed_at is null order by e.id limit ${batch}
            for update of e skip locked`;
@@ -87,6 +97,7 @@ export class WebhookDelivery {
       const endpoints = await tx`select id, tenant_id, livemode, events from webhook_endpoints where active and tenant_id in ${tx(tenants)}`;
       const rows: Record<string, unknown>[] = [];
       for (const e of events) {
+        if (e.traceparent) traces.set(Number(e.id), e.traceparent as Carrier);
         const base = { event_id: e.id, tenant_id: e.tenant_id, livemode: e.livemode, queued_at: e.tenant_now, next_attempt_at: e.tenant_now };
         rows.push({ ...base, endpoint_key: SINK, endpoint_id: null, status: 'succeeded', attempts: 1, delivered_at: e.tenant_now });
         for (const ep of endpoints) {
@@ -99,8 +110,8 @@ export class WebhookDelivery {
       const inserted = await tx`
         insert into webhook_deliveries ${(tx as unknown as (r: unknown, ...cols: string[]) => never)(rows, 'event_id', 'endpoint_key', 'endpoint_id', 'tenant_id', 'livemode', 'status', 'attempts', 'queued_at', 'next_attempt_at', 'delivered_at')}
         on conflict (event_id, endpoint_key) do nothing
-        returning id, endpoint_id, attempts, status`;
-      for (const r of inserted) if (r.status === 'pending') jobs.push({ id: Number(r.id), endpoint_id: r.endpoint_id as string, attempts: 0 });
+        returning id, event_id, endpoint_id, attempts, status`;
+      for (const r of inserted) if (r.status === 'pending') jobs.push({ id: Number(r.id), endpoint_id: r.endpoint_id as string, attempts: 0, trace: traces.get(Number(r.event_id)) });
       await tx`update outbox_events set relayed_at = now() where id in ${tx(events.map((e) => e.id as number))}`;
       return events.length;
     });
@@ -108,10 +119,10 @@ export class WebhookDelivery {
     return n;
   }
 
-  private async enqueue(jobs: Array<{ id: number; endpoint_id: string; attempts: number }>, tag: string, delayMs = 0) {
+  private async enqueue(jobs: Array<{ id: number; endpoint_id: string; attempts: number; trace?: Carrier }>, tag: string, delayMs = 0) {
     for (const j of jobs) {
       await this.d.queues
-        .add(WH_QUEUE, j.endpoint_id, 'webhook.deliver', { deliveryId: j.id, attempt: j.attempts }, { jobId: `dlv-${j.id}-${j.attempts}-${tag}`, delay: delayMs, attempts: 3 })
+        .add(WH_QUEUE, j.endpoint_id, 'webhook.deliver', { deliveryId: j.id, attempt: j.attempts, ...(j.trace ? { _trace: j.trace } : {}) }, { jobId: `dlv-${j.id}-${j.attempts}-${tag}`, delay: delayMs, attempts: 3 })
         .catch((e) => this.d.log.warn('enqueue of a delivery failed; the sweeper will rescue it', { deliveryId: j.id, err: e }));
     }
   }
@@ -141,7 +152,17 @@ export class WebhookDelivery {
 
     const body = JSON.stringify(envelope({ event_id: d.event_id, event_type: d.event_type, created_at: d.created_at, livemode: d.livemode, data: d.data }));
     const secrets = [d.secret as string, ...(d.previous_secret ? [d.previous_secret as string] : [])];
-    const result = await this.limit.run(d.endpoint_id as string, () => this.post(d.url as string, body, secrets));
+    const result = await inSpan(
+      'webhook.deliver',
+      { [ATTR.deliveryId]: deliveryId, [ATTR.endpointId]: d.endpoint_id as string, [ATTR.eventType]: d.event_type as string, [ATTR.serverAddress]: hostOf(d.url as string) },
+      async (span) => {
+        const r = await this.limit.run(d.endpoint_id as string, () => this.post(d.url as string, body, secrets));
+        if (r.status) span.setAttribute(ATTR.httpStatus, r.status);
+        span.setAttribute(ATTR.outcome, r.ok ? 'delivered' : 'failed');
+        return r;
+      },
+      { kind: SpanKind.CLIENT },
+    );
     if (result.ok) {
       this.recordSuccess(deliveryId);
       return 'succeeded';
@@ -172,6 +193,7 @@ export class WebhookDelivery {
             'content-length': Buffer.byteLength(body),
             'user-agent': `Orquesta-Webhooks/${API_VERSION}`,
             [SIGNATURE_HEADER]: signatureHeader(secrets, t, body),
+            ...injectTrace(), // traceparent: the receiver may join the trace
           },
         },
         (res: IncomingMessage) => {

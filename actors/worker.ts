@@ -10,6 +10,7 @@ import { hydrate, ownerOf } from './payment-intent-store.js';
 import { LockBusy, PI_QUEUE } from './payment-intents.js';
 import { queueName } from './queues.js';
 import { WH_QUEUE } from './webhook-delivery.js';
+import { ATTR, extractTrace, inSpan, SpanKind, type Carrier } from '../ops/tracing.js';
 
 export interface RunningWorkers {
   stop(): Promise<void>;
@@ -19,7 +20,14 @@ export interface RunningWorkers {
 
 export const MAINTENANCE_QUEUE = 'maintenance';
 
-type PiJob = { intentId: string; attemptId?: string; timerId?: string; refundId?: string; paymentMethodId?: string };
+type PiJob = { intentId: string; attemptId?: string; timerId?: string; refundId?: string; paymentMethodId?: string; _trace?: Carrier };
+
+/** A job runs in a consumer span that continues the trace of whoever enqueued it. */
+const traced = <D extends { _trace?: Carrier }, R>(queue: string, fn: (job: Job<D>) => Promise<R>) => (job: Job<D>) =>
+  inSpan(`job ${job.name}`, { [ATTR.jobName]: job.name, [ATTR.queue]: queue, [ATTR.jobId]: String(job.id) }, () => fn(job), {
+    parent: extractTrace(job.data._trace),
+    kind: SpanKind.CONSUMER,
+  });
 
 export async function startWorkers(deps: AppDeps, instanceId: string): Promise<RunningWorkers> {
   const { config, log, sql } = deps;
@@ -66,12 +74,14 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
           if (!h || !attempt) return { skipped: 'unknown attempt' };
           const connector = deps.router.connector(attempt.connector_key);
           let outcome;
+          const call = <T>(op: string, fn: () => Promise<T>) =>
+            inSpan(`connector ${attempt.connector_key}.${op}`, { [ATTR.connector]: attempt.connector_key, [ATTR.attemptId]: attempt.id }, fn, { kind: SpanKind.CLIENT });
           if (job.name === 'attempt.execute') {
             if (attempt.status !== 'pending') return { skipped: `attempt is ${attempt.status}` };
             // Settle an unknown outcome before anything else: ask first, charge only if unseen.
             outcome =
-              (await connector.retrieve(attempt.provider_key)) ??
-              (await connector.charge({
+              (await call('retrieve', () => connector.retrieve(attempt.provider_key))) ??
+              (await call('charge', () => connector.charge({
                 idempotencyKey: attempt.provider_key,
                 attemptId: attempt.id,
                 tenantId: attempt.tenant_id,
@@ -81,12 +91,12 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
                 currency: attempt.currency,
                 paymentToken: attempt.payment_token ?? undefined,
                 now: tenantNow(h.intent.clock_offset_ms, h.intent.livemode),
-              }));
+              })));
           } else if (job.name === 'attempt.capture') {
             if (attempt.status !== 'authorized') return { skipped: `attempt is ${attempt.status}` };
-            outcome = await connector.capture(attempt.provider_key);
+            outcome = await call('capture', () => connector.capture(attempt.provider_key));
           } else {
-            outcome = await connector.retrieve(attempt.provider_key);
+            outcome = await call('retrieve', () => connector.retrieve(attempt.provider_key));
             if (!outcome) return { skipped: 'provider does not know the attempt' };
           }
           await pi.stepLocked(owner.tenantId, owner.livemode, intentId, {
@@ -119,7 +129,7 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
   }
 
   for (let shard = 0; shard < config.queueShards; shard++) {
-    const w = new Worker<PiJob>(queueName(PI_QUEUE, shard), processPi, {
+    const w = new Worker<PiJob>(queueName(PI_QUEUE, shard), traced(queueName(PI_QUEUE, shard), processPi), {
       ...opts,
       connection: conn(),
       concurrency: config.workerConcurrency,
@@ -138,9 +148,9 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
 
   // ---- webhook deliveries: one queue per endpoint shard ------------------------------------------
   for (let shard = 0; shard < config.queueShards; shard++) {
-    const w = new Worker<{ deliveryId: number; attempt?: number }>(
+    const w = new Worker<{ deliveryId: number; attempt?: number; _trace?: Carrier }>(
       queueName(WH_QUEUE, shard),
-      async (job) => ({ result: await deps.webhooks.deliver(job.data.deliveryId, job.data.attempt) }),
+      traced(queueName(WH_QUEUE, shard), async (job) => ({ result: await deps.webhooks.deliver(job.data.deliveryId, job.data.attempt) })),
       { ...opts, connection: conn(), concurrency: config.webhookConcurrency, lockDuration: config.jobLockMs, stalledInterval: Math.max(500, Math.floor(config.jobLockMs / 2)), maxStalledCount: 20 },
     );
     w.on('failed', (job, err) => log.warn('webhook job failed', { jobId: job?.id, err }));

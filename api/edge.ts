@@ -13,8 +13,10 @@ import type { Method, Principal, Reply, RequestContext, RouteDef } from './route
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { compileBody, compileQuery, type Validator } from './validation.js';
 import { hashKey } from './auth.js';
+import { ATTR } from '../ops/tracing.js';
 
 const tracer = trace.getTracer('orquesta-edge');
+// Span attribute names live in ops/tracing.ts (ATTR).
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUS_LINE: Record<number, string> = {};
 for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_LINE[Number(code)] = `${code} ${text}`;
@@ -164,8 +166,8 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       // 1. Authentication.
       if (def.auth === 'api_key') {
         principal = await deps.keys.authenticate(headers.get('authorization'));
-        span.setAttribute('orquesta.tenant_id', principal.tenantId);
-        span.setAttribute('orquesta.livemode', principal.livemode);
+        span.setAttribute(ATTR.tenantId, principal.tenantId);
+        span.setAttribute(ATTR.livemode, principal.livemode);
       } else if (def.auth === 'admin') {
         const k = headers.get('x-admin-key');
         if (!k || !constantTimeEqual(hashKey(k), deps.adminKeyHash)) throw new ApiError('admin_key.missing_or_invalid');
@@ -316,7 +318,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       const parent = propagation.extract(ROOT_CONTEXT, Object.fromEntries(headers));
       const span = tracer.startSpan(
         `${method} ${c.def.path}`,
-        { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'http.route': c.def.path, 'url.path': path, 'orquesta.request_id': requestId } },
+        { kind: SpanKind.SERVER, attributes: { [ATTR.httpMethod]: method, [ATTR.httpRoute]: c.def.path, [ATTR.urlPath]: path, [ATTR.requestId]: requestId } },
         parent,
       );
       context
@@ -325,7 +327,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
         )
         .then(({ reply, principal, close }) => {
           if (reply.status !== 499) send(res, st, requestId, reply, c.def.auth === 'admin' || (c.def.auth === 'api_key' && !!principal), close);
-          span.setAttribute('http.response.status_code', reply.status);
+          span.setAttribute(ATTR.httpStatus, reply.status);
           if (reply.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
           finish(c, method, st.aborted ? 499 : reply.status, t0);
         })

@@ -1,0 +1,60 @@
+// Tracing helpers and the one list of span attribute names. Trace context travels in job data
+// (`_trace`), in outbox rows (`traceparent`) and in a `traceparent` header on webhook deliveries,
+// so one trace runs request → job → transition → connector → delivery. Attribute values never carry
+// keys, secrets, CLABEs, phone numbers or card tokens.
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+
+export const tracer = trace.getTracer('orquesta');
+
+/** Every span attribute the service sets, named once. */
+export const ATTR = {
+  tenantId: 'orquesta.tenant_id',
+  livemode: 'orquesta.livemode',
+  requestId: 'orquesta.request_id',
+  intentId: 'orquesta.payment_intent_id',
+  attemptId: 'orquesta.attempt_id',
+  event: 'orquesta.event',
+  fromStatus: 'orquesta.status.from',
+  toStatus: 'orquesta.status.to',
+  connector: 'orquesta.connector',
+  outcome: 'orquesta.outcome',
+  jobName: 'messaging.operation.name',
+  queue: 'messaging.destination.name',
+  jobId: 'messaging.message.id',
+  deliveryId: 'orquesta.webhook.delivery_id',
+  endpointId: 'orquesta.webhook.endpoint_id',
+  eventType: 'orquesta.webhook.event_type',
+  httpMethod: 'http.request.method',
+  httpRoute: 'http.route',
+  httpStatus: 'http.response.status_code',
+  urlPath: 'url.path',
+  serverAddress: 'server.address',
+} as const;
+
+export type Carrier = Record<string, string>;
+
+/** The active trace context as a carrier (empty when tracing is off). */
+export function injectTrace(ctx: Context = context.active()): Carrier {
+  const carrier: Carrier = {};
+  propagation.inject(ctx, carrier);
+  return carrier;
+}
+
+export const extractTrace = (carrier: Carrier | undefined | null): Context => (carrier ? propagation.extract(ROOT_CONTEXT, carrier) : ROOT_CONTEXT);
+
+/** Runs fn in a new active span (child of `parent` or of the active context); records failures. */
+export async function inSpan<T>(name: string, attrs: Attributes, fn: (span: Span) => Promise<T>, opts: { parent?: Context; kind?: SpanKind } = {}): Promise<T> {
+  const parent = opts.parent ?? context.active();
+  const span = tracer.startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: attrs }, parent);
+  try {
+    return await context.with(trace.setSpan(parent, span), () => fn(span));
+  } catch (e) {
+    span.recordException(e as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (e as Error).message });
+    throw e;
+  } finally {
+    span.end();
+  }
+}
+
+export { SpanKind };
