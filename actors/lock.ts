@@ -5,8 +5,13 @@ import type { Redis } from 'ioredis';
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
+export interface LockMetrics {
+  lockWaits: { inc(labels: { entity: string }): void };
+  lockTimeouts: { inc(labels: { entity: string }): void };
+}
+
 export class EntityLocks {
-  constructor(private redis: Redis, private prefix: string) {
+  constructor(private redis: Redis, private prefix: string, private metrics?: LockMetrics) {
     if (!(redis as unknown as { orqLockRelease?: unknown }).orqLockRelease) redis.defineCommand('orqLockRelease', { numberOfKeys: 1, lua: RELEASE });
   }
 
@@ -16,9 +21,16 @@ export class EntityLocks {
     const token = randomUUID();
     const deadline = Date.now() + waitMs;
     let pause = 5;
-    for (;;) {
-      if ((await this.redis.set(key, token, 'PX', ttlMs, 'NX')) === 'OK') return token;
-      if (Date.now() + pause > deadline) return null;
+    const kind = entity.split(':')[0];
+    for (let tries = 0; ; tries++) {
+      if ((await this.redis.set(key, token, 'PX', ttlMs, 'NX')) === 'OK') {
+        if (tries > 0) this.metrics?.lockWaits.inc({ entity: kind });
+        return token;
+      }
+      if (Date.now() + pause > deadline) {
+        this.metrics?.lockTimeouts.inc({ entity: kind });
+        return null;
+      }
       await new Promise((r) => setTimeout(r, pause));
       pause = Math.min(pause * 2, 50);
     }

@@ -40,6 +40,19 @@ export class Queues {
     await this.queue(queueName(kind, shardOf(entityId, this.shards))).add(name, Object.keys(trace).length ? { ...data, _trace: trace } : data, { ...DEFAULT_JOB, ...opts });
   }
 
+  /** Job counts of every shard queue of the given kinds (for /metrics). */
+  async depths(kinds: string[]): Promise<Array<{ queue: string; state: string; count: number }>> {
+    const out: Array<{ queue: string; state: string; count: number }> = [];
+    for (const kind of kinds) {
+      for (let shard = 0; shard < this.shards; shard++) {
+        const name = queueName(kind, shard);
+        const counts = await this.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
+        for (const [state, count] of Object.entries(counts)) out.push({ queue: name, state, count });
+      }
+    }
+    return out;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.connection.disconnect();

@@ -9,6 +9,7 @@ import { signatureHeader, SIGNATURE_HEADER } from '../api/webhook-signature.js';
 import type { Config } from '../ops/config.js';
 import type { Sql } from '../ops/db.js';
 import type { Logger } from '../ops/log.js';
+import type { Metrics } from '../ops/metrics.js';
 import { guardedLookup } from './net-guard.js';
 import { ATTR, inSpan, injectTrace, SpanKind, type Carrier } from '../ops/tracing.js';
 
@@ -39,6 +40,7 @@ export interface WebhookDeps {
   queues: Queues;
   config: Config;
   log: Logger;
+  metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookLag'>;
 }
 
 export function envelope(e: { event_id: string; event_type: string; created_at: Date; livemode: boolean; data: unknown }) {
@@ -163,7 +165,9 @@ export class WebhookDelivery {
       },
       { kind: SpanKind.CLIENT },
     );
+    this.d.metrics?.webhookDeliveries.inc({ outcome: result.ok ? 'delivered' : 'failed' });
     if (result.ok) {
+      this.d.metrics?.webhookLag.observe((Date.now() - (d.created_at as Date).getTime()) / 1000);
       this.recordSuccess(deliveryId);
       return 'succeeded';
     }

@@ -23,14 +23,28 @@ export const MAINTENANCE_QUEUE = 'maintenance';
 type PiJob = { intentId: string; attemptId?: string; timerId?: string; refundId?: string; paymentMethodId?: string; _trace?: Carrier };
 
 /** A job runs in a consumer span that continues the trace of whoever enqueued it. */
-const traced = <D extends { _trace?: Carrier }, R>(queue: string, fn: (job: Job<D>) => Promise<R>) => (job: Job<D>) =>
-  inSpan(`job ${job.name}`, { [ATTR.jobName]: job.name, [ATTR.queue]: queue, [ATTR.jobId]: String(job.id) }, () => fn(job), {
-    parent: extractTrace(job.data._trace),
-    kind: SpanKind.CONSUMER,
-  });
+let jobMetrics: Pick<AppDeps['metrics'], 'jobDuration' | 'jobWait'> | undefined;
+const traced = <D extends { _trace?: Carrier }, R>(queue: string, fn: (job: Job<D>) => Promise<R>) => async (job: Job<D>) => {
+  const started = Date.now();
+  const base = queue.replace(/-\{\d+\}$/, '');
+  jobMetrics?.jobWait.observe({ queue: base, name: job.name }, Math.max(0, started - job.timestamp - (job.delay ?? 0)) / 1000);
+  let result = 'ok';
+  try {
+    return await inSpan(`job ${job.name}`, { [ATTR.jobName]: job.name, [ATTR.queue]: queue, [ATTR.jobId]: String(job.id) }, () => fn(job), {
+      parent: extractTrace(job.data._trace),
+      kind: SpanKind.CONSUMER,
+    });
+  } catch (e) {
+    result = 'error';
+    throw e;
+  } finally {
+    jobMetrics?.jobDuration.observe({ queue: base, name: job.name, result }, (Date.now() - started) / 1000);
+  }
+};
 
 export async function startWorkers(deps: AppDeps, instanceId: string): Promise<RunningWorkers> {
   const { config, log, sql } = deps;
+  jobMetrics = deps.metrics;
   const connections: Array<{ disconnect(): void }> = [];
   const conn = () => {
     const c = deps.redis.duplicate({ maxRetriesPerRequest: null });

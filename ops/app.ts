@@ -54,9 +54,17 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const queues = new Queues(redis, config.redisPrefix, config.queueShards);
   const sim = new SimAcquirer(sql, config.publicBaseUrl);
   const router = new Router({ sim });
+  const metrics = createMetrics();
+  metrics.setSharedCollectors({
+    queueDepths: () => queues.depths(['pi', 'wh']),
+    outboxLagSeconds: async () => {
+      const [r] = await sql`select coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as lag from outbox_events where relayed_at is null`;
+      return Number(r.lag);
+    },
+  });
   const methods = new PaymentMethods({ sql, queues, router, log });
   const payments = new PaymentIntents({
-    config, sql, redis, log, locks: new EntityLocks(redis, config.redisPrefix), queues, router,
+    config, sql, redis, log, locks: new EntityLocks(redis, config.redisPrefix, metrics), queues, router,
     savedMethod: (tenantId, livemode, id) => methods.chargeable(sql, tenantId, livemode, id),
   });
   const deps: AppDeps = {
@@ -65,7 +73,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     readSql,
     redis,
     log,
-    metrics: createMetrics(),
+    metrics,
     keys,
     limiter: new RateLimiter(redis, config.redisPrefix, keys.revokedSetKey),
     idempotency: new Idempotency(sql, redis, config.redisPrefix),
@@ -75,7 +83,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     router,
     sim,
     payments,
-    webhooks: new WebhookDelivery({ sql, redis, queues, config, log }),
+    webhooks: new WebhookDelivery({ sql, redis, queues, config, log, metrics }),
     refunds: new Refunds({ sql, queues, router, log }),
     methods,
   };
@@ -87,6 +95,11 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     await keys.start();
     edge = createEdge(deps, allRoutes(config));
     port = await edge.listen(config.host, config.port);
+  }
+  if (config.role === 'worker' && config.metricsPort !== undefined) {
+    // A worker has no API: it serves its own metrics (job latency, deliveries) and liveness.
+    edge = createEdge(deps, allRoutes(config).filter((r) => r.path === '/metrics' || r.path === '/health/live'));
+    port = await edge.listen(config.host, config.metricsPort);
   }
   if (config.role === 'worker' || config.role === 'all') {
     workers = await startWorkers(deps, `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`);

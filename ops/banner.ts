@@ -5,7 +5,8 @@ import type { Config } from './config.js';
 export function printBanner(config: Config, app: RunningApp): void {
   const lines: string[] = [''];
   lines.push(`Orquesta is running (ROLE=${config.role}).`);
-  if (app.url) {
+  if (app.url && config.role === 'worker') lines.push(`  Metrics        ${app.url}/metrics`);
+  else if (app.url) {
     lines.push(`  API            ${config.publicBaseUrl}   (listening on ${app.url})`);
     lines.push(`  OpenAPI        ${config.publicBaseUrl}/openapi/v1.json`);
     lines.push(`  Errors         ${config.publicBaseUrl}/docs/errors`);

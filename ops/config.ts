@@ -49,6 +49,8 @@ export interface Config {
   readonly relayIntervalMs: number;
   /** Webhook deliveries a worker runs at once per shard queue. */
   readonly webhookConcurrency: number;
+  /** A worker process (ROLE=worker) serves /metrics and /health/live on this port when set. */
+  readonly metricsPort?: number;
 }
 
 const schema = {
@@ -90,6 +92,7 @@ const schema = {
     entityLockMs: { type: 'integer', minimum: 3000 },
     relayIntervalMs: { type: 'integer', minimum: 10 },
     webhookConcurrency: { type: 'integer', minimum: 1, maximum: 1000 },
+    metricsPort: { type: 'integer', minimum: 0, maximum: 65535 },
   },
 } as const;
 
@@ -166,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     entityLockMs: int(env, 'ENTITY_LOCK_MS', 30_000),
     relayIntervalMs: int(env, 'RELAY_INTERVAL_MS', 200),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 32),
+    metricsPort: opt(env, 'METRICS_PORT') === undefined ? undefined : int(env, 'METRICS_PORT', 0),
   };
   for (const k of Object.keys(draft)) if (draft[k] === undefined) delete draft[k];
 
