@@ -2,6 +2,7 @@
 // The Postgres row's version is the fencing token for a holder whose lock expired.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { ATTR, inSpan, SpanKind } from '../ops/tracing.js';
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
@@ -15,8 +16,12 @@ export class EntityLocks {
     if (!(redis as unknown as { orqLockRelease?: unknown }).orqLockRelease) redis.defineCommand('orqLockRelease', { numberOfKeys: 1, lua: RELEASE });
   }
 
-  /** Token when acquired within waitMs, else null. */
-  async acquire(entity: string, ttlMs: number, waitMs: number): Promise<string | null> {
+  /** Token when acquired within waitMs, else null. Traced as a Redis client span. */
+  acquire(entity: string, ttlMs: number, waitMs: number): Promise<string | null> {
+    return inSpan('redis lock.acquire', { [ATTR.dbSystem]: 'redis', [ATTR.lockEntity]: entity.split(':')[0] }, () => this.acquireUntraced(entity, ttlMs, waitMs), { kind: SpanKind.CLIENT });
+  }
+
+  private async acquireUntraced(entity: string, ttlMs: number, waitMs: number): Promise<string | null> {
     const key = `${this.prefix}:lock:${entity}`;
     const token = randomUUID();
     const deadline = Date.now() + waitMs;

@@ -24,7 +24,7 @@ import { openDispute } from './disputes.js';
 import { EntityLocks } from './lock.js';
 import { hydrate, intentEventData, intentView, type AttemptRow, type Hydrated, type IntentRow } from './payment-intent-store.js';
 import { Queues } from './queues.js';
-import { ATTR, inSpan, injectTrace } from '../ops/tracing.js';
+import { ATTR, inSpan, injectTrace, SpanKind } from '../ops/tracing.js';
 
 /** The active trace context for an outbox row (null when tracing is off). */
 export const traceCarrier = (tx: Db) => {
@@ -278,7 +278,8 @@ export class PaymentIntents {
     }
 
     const after: Array<() => Promise<void>> = [];
-    const result = await this.d.sql.begin(async (tx) => {
+    // A manual span for the transaction (postgres.js has no instrumentation).
+    const result = await inSpan('postgres transaction', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: 'transition' }, () => this.d.sql.begin(async (tx) => {
       const updated: IntentRow = { ...intent, status: toStatus, tip_minor: tip, updated_at: new Date() };
       let attempts = [...h.attempts];
       let open = h.open;
@@ -429,7 +430,7 @@ export class PaymentIntents {
       const out: Outcome = { intent: updated, attempts, review, changed: true };
       if (idem) await saveIdempotent(tx, idem, 200, this.responseFor(cmd, updated, attempts, review));
       return out;
-    });
+    }), { kind: SpanKind.CLIENT });
 
     for (const fn of after) {
       // Redis may be unreachable: the commit stands and the reconciler enqueues from Postgres.

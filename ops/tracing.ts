@@ -29,6 +29,9 @@ export const ATTR = {
   httpStatus: 'http.response.status_code',
   urlPath: 'url.path',
   serverAddress: 'server.address',
+  dbSystem: 'db.system.name',
+  dbOperation: 'db.operation.name',
+  lockEntity: 'orquesta.lock.entity',
 } as const;
 
 export type Carrier = Record<string, string>;

@@ -1,0 +1,601 @@
+// Shared by bench/confirm and bench/webhooks: option parsing, child processes (started with a
+// stdin pipe, killed on every exit path), CPU accounting from /proc, scratch databases and Redis
+// prefixes, the quiet-machine check, and the summary of a V8 .cpuprofile (self time by function,
+// file and package, inside a time window).
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { Redis } from 'ioredis';
+
+export const here = dirname(fileURLToPath(import.meta.url));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** CLOCK_MONOTONIC in microseconds: the clock of V8 CPU profiles, shared by every process of the machine. */
+export const monoUs = () => Number(process.hrtime.bigint() / 1000n);
+
+// ---------------------------------------------------------------------------------------------
+// Options
+export interface OptSpec {
+  type: 'number' | 'string' | 'boolean';
+  default?: number | string | boolean;
+  min?: number;
+  max?: number;
+  help: string;
+}
+
+export function parseOptions<T extends Record<string, number | string | boolean | undefined>>(argv: string[], spec: Record<string, OptSpec>, usage: string): T {
+  const out: Record<string, number | string | boolean | undefined> = {};
+  for (const [k, s] of Object.entries(spec)) out[k] = s.default;
+  const help = () => {
+    const lines = Object.entries(spec).map(([k, s]) => `  --${k}${s.type === 'boolean' ? '' : ` <${s.type}>`}  ${s.help}${s.default !== undefined ? ` (default ${s.default})` : ''}`);
+    return `${usage}\n${lines.join('\n')}\n`;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split('=', 2) as [string, string | undefined];
+    if (flag === '--help' || flag === '-h') {
+      process.stdout.write(help());
+      process.exit(0);
+    }
+    if (!flag.startsWith('--')) throw new Error(`unexpected argument ${argv[i]} (try --help)`);
+    let name = flag.slice(2);
+    let negated = false;
+    if (!(name in spec) && name.startsWith('no-') && spec[name.slice(3)]?.type === 'boolean') {
+      name = name.slice(3);
+      negated = true;
+    }
+    const s = spec[name];
+    if (!s) throw new Error(`unknown option ${flag} (try --help)`);
+    if (s.type === 'boolean') {
+      out[name] = negated ? false : inline === undefined ? true : !/^(0|false|no|off)$/i.test(inline);
+      continue;
+    }
+    const v = inline ?? argv[++i];
+    if (v === undefined) throw new Error(`--${name} needs a value`);
+    if (s.type === 'number') {
+      const n = Number(v);
+      if (!Number.isFinite(n) || (s.min !== undefined && n < s.min) || (s.max !== undefined && n > s.max)) throw new Error(`--${name} takes a number between ${s.min} and ${s.max}, got ${v}`);
+      out[name] = n;
+    } else out[name] = v;
+  }
+  return out as T;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes
+export class Children {
+  private set = new Set<ChildProcess>();
+  private hooked = false;
+
+  constructor(private label: string) {}
+
+  /**
+   * Starts `node [nodeArgs] <script>`; resolves with the JSON of its `BENCH_READY {...}` stdout line.
+   * The child gets a stdin pipe (our children exit when it closes, so they die with us) and, with
+   * `ipc`, an IPC channel.
+   */
+  start<T>(name: string, script: string, o: { env?: NodeJS.ProcessEnv; nodeArgs?: string[]; readyTimeoutMs?: number; ipc?: boolean; args?: string[] } = {}): Promise<{ child: ChildProcess; info: T }> {
+    this.hook();
+    const stdio: Array<'pipe' | 'ipc'> = ['pipe', 'pipe', 'pipe'];
+    if (o.ipc) stdio.push('ipc');
+    const child = spawn(process.execPath, [...(o.nodeArgs ?? []), script, ...(o.args ?? [])], { stdio, env: o.env ?? process.env });
+    this.set.add(child);
+    child.on('exit', () => this.set.delete(child));
+    child.stderr!.on('data', (d: Buffer) => process.stderr.write(prefixLines(`[${name}] `, d.toString())));
+    const readyTimeoutMs = o.readyTimeoutMs ?? 120_000;
+    return new Promise((resolve, reject) => {
+      let buf = '';
+      let ready = false;
+      const timer = setTimeout(() => reject(new Error(`${name} did not report ready within ${readyTimeoutMs} ms`)), readyTimeoutMs);
+      child.stdout!.on('data', (d: Buffer) => {
+        buf += d.toString();
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (!ready && line.startsWith('BENCH_READY ')) {
+            ready = true;
+            clearTimeout(timer);
+            try {
+              resolve({ child, info: JSON.parse(line.slice('BENCH_READY '.length)) as T });
+            } catch (e) {
+              reject(e);
+            }
+          } else if (line.trim()) process.stderr.write(`[${name}] ${line}\n`);
+        }
+      });
+      child.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        if (!ready) reject(new Error(`${name} exited before it was ready (code ${code}, signal ${signal})`));
+      });
+      child.on('error', (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
+    });
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the child has exited. */
+  stop(c: ChildProcess, graceMs = 15_000): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (c.exitCode !== null || c.signalCode !== null) return resolve();
+      const kill = setTimeout(() => c.kill('SIGKILL'), graceMs);
+      c.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
+      c.kill('SIGTERM');
+    });
+  }
+
+  async stopAll(graceMs = 15_000): Promise<void> {
+    await Promise.all([...this.set].map((c) => this.stop(c, graceMs)));
+  }
+
+  private hook() {
+    if (this.hooked) return;
+    this.hooked = true;
+    process.on('exit', () => {
+      for (const c of this.set) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    });
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(sig, () => {
+        process.stderr.write(`${this.label}: ${sig}, stopping the child processes\n`);
+        void this.stopAll(5000).finally(() => process.exit(130));
+      });
+    }
+  }
+}
+
+const prefixLines = (p: string, s: string) =>
+  s
+    .split('\n')
+    .map((l, i, a) => (i === a.length - 1 && l === '' ? '' : p + l))
+    .join('\n');
+
+/** Sends an IPC request to a child and waits for the answer with the same `rid`. */
+let rid = 0;
+export function ask<T>(child: ChildProcess, msg: Record<string, unknown>, timeoutMs = 30_000): Promise<T> {
+  const id = ++rid;
+  return new Promise((resolve, reject) => {
+    const onMsg = (m: unknown) => {
+      const r = m as { rid?: number };
+      if (r?.rid !== id) return;
+      clearTimeout(timer);
+      child.off('message', onMsg);
+      resolve(m as T);
+    };
+    const timer = setTimeout(() => {
+      child.off('message', onMsg);
+      reject(new Error(`no IPC answer to ${JSON.stringify(msg).slice(0, 80)} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.on('message', onMsg);
+    child.send({ ...msg, rid: id });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting from /proc
+let clkTck = 100;
+try {
+  clkTck = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+} catch {
+  /* keep 100 */
+}
+
+function readStat(pid: string): { comm: string; cpu: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const open = stat.indexOf('(');
+    const close = stat.lastIndexOf(')');
+    const fields = stat.slice(close + 2).split(' ');
+    return { comm: stat.slice(open + 1, close), cpu: (Number(fields[11]) + Number(fields[12])) / clkTck };
+  } catch {
+    return null;
+  }
+}
+
+/** Whole-machine CPU seconds from /proc/stat: busy (not idle/iowait) and stolen by the hypervisor. */
+export function machineCpuSeconds(): { busy: number; steal: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = f;
+  return { busy: (user + nice + system + irq + softirq) / clkTck, steal: (steal ?? 0) / clkTck };
+}
+
+export interface CpuReport {
+  wallS: number;
+  /** % of one core per category over the window. */
+  pct: Record<string, number>;
+  machineBusyPct: number;
+  stealPct: number;
+  /** Machine busy time not in any category (kernel softirq for loopback TCP, other processes). */
+  otherPct: number;
+}
+
+/**
+ * Samples /proc every `intervalMs`: the named pids (process totals, all threads), every `postgres`
+ * process (backends come and go: a pid first seen during the window counts from 0, an exited one
+ * keeps its last reading), `redis-server`, `pgbench`. Categories are exclusive.
+ */
+export class CpuSampler {
+  private base = new Map<string, { cat: string; v0: number; last: number }>();
+  private timer?: NodeJS.Timeout;
+  private t0 = 0n;
+  private m0 = machineCpuSeconds();
+  constructor(
+    private named: Record<string, number | undefined>,
+    private intervalMs = 250,
+  ) {}
+
+  private categorize(pid: string, comm: string): string | null {
+    for (const [name, p] of Object.entries(this.named)) if (p !== undefined && String(p) === pid) return name;
+    if (comm === 'postgres' || comm === 'postmaster') return 'postgres';
+    if (comm.startsWith('redis-server')) return 'redis';
+    if (comm === 'pgbench') return 'pgbench';
+    return null;
+  }
+
+  private poll(first: boolean) {
+    let pids: string[];
+    try {
+      pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+    } catch {
+      return;
+    }
+    for (const pid of pids) {
+      const s = readStat(pid);
+      if (!s) continue;
+      const known = this.base.get(pid);
+      if (known) {
+        known.last = s.cpu;
+        continue;
+      }
+      const cat = this.categorize(pid, s.comm);
+      if (!cat) continue;
+      this.base.set(pid, { cat, v0: first ? s.cpu : 0, last: s.cpu });
+    }
+  }
+
+  start(): this {
+    this.t0 = process.hrtime.bigint();
+    this.m0 = machineCpuSeconds();
+    this.poll(true);
+    this.timer = setInterval(() => this.poll(false), this.intervalMs);
+    return this;
+  }
+
+  stop(): CpuReport {
+    clearInterval(this.timer);
+    this.poll(false);
+    const wallS = Number(process.hrtime.bigint() - this.t0) / 1e9;
+    const m1 = machineCpuSeconds();
+    const sums: Record<string, number> = {};
+    for (const name of Object.keys(this.named)) sums[name] = 0;
+    for (const v of this.base.values()) sums[v.cat] = (sums[v.cat] ?? 0) + (v.last - v.v0);
+    const pct: Record<string, number> = {};
+    let accounted = 0;
+    for (const [k, v] of Object.entries(sums)) {
+      pct[k] = (100 * v) / wallS;
+      accounted += pct[k];
+    }
+    const machineBusyPct = (100 * (m1.busy - this.m0.busy)) / wallS;
+    return { wallS, pct, machineBusyPct, stealPct: (100 * (m1.steal - this.m0.steal)) / wallS, otherPct: Math.max(0, machineBusyPct - accounted) };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Machine, quiet check
+export function machineInfo() {
+  let memGiB = totalmem() / 2 ** 30;
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    nproc: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    memGiB: Math.round(memGiB * 10) / 10,
+    pg: '',
+  };
+}
+
+/** Other benchmark processes (autocannon, dist/bench/*, pgbench) that are not ours. */
+export function otherBenchmarks(ours: Set<number>): string[] {
+  const found: string[] = [];
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return found;
+  }
+  // Our ancestors (npm run → ops/bench.mjs → us) are not "others".
+  const mine = new Set(ours);
+  mine.add(process.pid);
+  let p = process.ppid;
+  for (let i = 0; i < 6 && p > 1; i++) {
+    mine.add(p);
+    try {
+      const st = readFileSync(`/proc/${p}/stat`, 'utf8');
+      p = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      break;
+    }
+  }
+  for (const pid of pids) {
+    if (mine.has(Number(pid))) continue;
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    } catch {
+      continue;
+    }
+    if (/autocannon|dist\/bench\/|(^|\/)pgbench /.test(cmd)) found.push(`${pid} ${cmd.slice(0, 120)}`);
+  }
+  return found;
+}
+
+/**
+ * Waits (polling) until no other benchmark runs and the machine is mostly idle, for at most
+ * `maxWaitS`. Another benchmark still running after that is an error; a busy machine only a warning.
+ */
+export async function waitForQuiet(label: string, maxWaitS: number, busyLimitPct = 25): Promise<{ busyPct: number; stealPct: number; waitedS: number; warning?: string }> {
+  const t0 = Date.now();
+  let said = '';
+  for (;;) {
+    const others = otherBenchmarks(new Set());
+    const a = machineCpuSeconds();
+    await sleep(1000);
+    const b = machineCpuSeconds();
+    const busyPct = 100 * (b.busy - a.busy);
+    const stealPct = 100 * (b.steal - a.steal);
+    const waitedS = (Date.now() - t0) / 1000;
+    if (!others.length && busyPct <= busyLimitPct) return { busyPct, stealPct, waitedS };
+    const why = others.length ? `another benchmark is running: ${others.join(' | ')}` : `the machine is ${busyPct.toFixed(0)}% busy (of one core)`;
+    if (waitedS >= maxWaitS) {
+      if (others.length) throw new Error(`${label}: ${why}; gave up after ${maxWaitS} s`);
+      return { busyPct, stealPct, waitedS, warning: `machine not idle before the run: ${why}` };
+    }
+    if (why !== said) process.stdout.write(`${label}: waiting: ${why}\n`);
+    said = why;
+    await sleep(4000);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Postgres scratch databases, Redis prefixes
+export const baseDbUrl = () => process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export function dbUrl(name: string): string {
+  const u = new URL(baseDbUrl());
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  const sql = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    await sql.unsafe(`drop database if exists "${name.replace(/"/g, '""')}" with (force)`);
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+}
+
+export async function pgServerInfo(): Promise<{ version: string; settings: Record<string, string> }> {
+  const sql = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const [v] = await sql`select version() as v`;
+    const rows = await sql`select name, setting, unit from pg_settings where name in ('max_connections','shared_buffers','synchronous_commit','fsync','wal_level','max_wal_size')`;
+    const settings: Record<string, string> = {};
+    for (const r of rows) settings[r.name as string] = `${r.setting}${r.unit ? ` ${r.unit}` : ''}`;
+    return { version: String(v.v).split(' on ')[0], settings };
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+}
+
+export async function checkpoint(): Promise<void> {
+  const sql = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    await sql`checkpoint`;
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+}
+
+export const redisUrl = () => process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0';
+
+export async function deleteRedisPrefix(prefix: string): Promise<number> {
+  const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 2, lazyConnect: false });
+  let n = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) n += await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return n;
+}
+
+export async function redisCpuSeconds(): Promise<number | null> {
+  const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 2, lazyConnect: false });
+  try {
+    const info = await redis.info('cpu');
+    const get = (k: string) => Number(new RegExp(`^${k}:([0-9.]+)`, 'm').exec(info)?.[1] ?? NaN);
+    const v = get('used_cpu_sys') + get('used_cpu_user');
+    return Number.isFinite(v) ? v : null;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numbers and tables
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (!sorted.length) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function latencyStats(values: number[]) {
+  const s = Float64Array.from(values).sort();
+  const sum = values.reduce((a, b) => a + b, 0);
+  return { n: values.length, avg: values.length ? sum / values.length : NaN, p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), max: s.length ? s[s.length - 1] : NaN };
+}
+
+export const fmt = (n: number | null | undefined, d = 0) =>
+  n === null || n === undefined || !Number.isFinite(n) ? 'n/a' : n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
+
+export function mdTable(head: string[], rows: Array<Array<string | number>>): string {
+  const line = (cells: Array<string | number>) => `| ${cells.map(String).join(' | ')} |`;
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+export function cpuCells(r: CpuReport, names: string[]): string[] {
+  return [...names.map((n) => `${fmt(r.pct[n] ?? NaN)}%`), `${fmt(r.otherPct)}%`, `${fmt(r.machineBusyPct)}%`, `${fmt(r.stealPct)}%`];
+}
+
+// ---------------------------------------------------------------------------------------------
+// V8 CPU profiles
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface ProfileRow {
+  name: string;
+  ms: number;
+  pct: number;
+}
+export interface ProfileSummary {
+  file: string;
+  windowMs: number;
+  sampledMs: number;
+  samples: number;
+  /** Self time by function (name, file:line). */
+  byFunction: ProfileRow[];
+  /** Self time by script file. */
+  byFile: ProfileRow[];
+  /** Self time by owner: app:<dir>, npm:<package>, node:internal, (gc), (program), (idle), (native). */
+  byOwner: ProfileRow[];
+  /** Inclusive time: samples with at least one frame of that owner on the stack. */
+  inclusiveByOwner: ProfileRow[];
+}
+
+const SPECIAL = new Set(['(garbage collector)', '(program)', '(idle)', '(root)']);
+
+function shortUrl(url: string): string {
+  if (!url) return '';
+  let u = url.replace(/^file:\/\//, '');
+  const nm = u.lastIndexOf('/node_modules/');
+  if (nm >= 0) return u.slice(nm + '/node_modules/'.length);
+  const dist = u.indexOf('/dist/');
+  if (dist >= 0) return u.slice(dist + '/dist/'.length);
+  return u;
+}
+
+function ownerOf(fn: string, url: string): string {
+  if (SPECIAL.has(fn)) return fn === '(garbage collector)' ? '(gc)' : fn;
+  if (!url) return '(native/builtin)';
+  if (url.startsWith('node:')) return 'node:internal';
+  const u = url.replace(/^file:\/\//, '');
+  const nm = u.lastIndexOf('/node_modules/');
+  if (nm >= 0) {
+    const rest = u.slice(nm + '/node_modules/'.length).split('/');
+    return `npm:${rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]}`;
+  }
+  const dist = u.indexOf('/dist/');
+  if (dist >= 0) return `app:${u.slice(dist + '/dist/'.length).split('/')[0]}`;
+  return u;
+}
+
+/** Summarizes a .cpuprofile, only counting samples taken between `fromUs` and `toUs` (CLOCK_MONOTONIC µs). */
+export function summarizeProfile(file: string, fromUs?: number, toUs?: number, top = 20): ProfileSummary {
+  const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) byId.set(n.id, n);
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const lo = fromUs ?? p.startTime;
+  const hi = toUs ?? p.endTime;
+  const fnMs = new Map<string, number>();
+  const fileMs = new Map<string, number>();
+  const ownerMs = new Map<string, number>();
+  const inclMs = new Map<string, number>();
+  let t = p.startTime;
+  let total = 0;
+  let count = 0;
+  for (let i = 0; i < p.samples.length; i++) {
+    t += p.timeDeltas[i] ?? 0;
+    if (t < lo || t > hi) continue;
+    // The sample's weight: the time until the next sample (the last one: the profile's end).
+    const next = i + 1 < p.samples.length ? p.timeDeltas[i + 1] : p.endTime - t;
+    const ms = Math.max(0, next) / 1000;
+    const node = byId.get(p.samples[i]);
+    if (!node) continue;
+    const cf = node.callFrame;
+    const fn = cf.functionName || '(anonymous)';
+    const su = shortUrl(cf.url);
+    const fkey = SPECIAL.has(fn) ? fn : `${fn} ${su ? `${su}:${cf.lineNumber + 1}` : '(native)'}`;
+    fnMs.set(fkey, (fnMs.get(fkey) ?? 0) + ms);
+    const filekey = SPECIAL.has(fn) ? fn : su || '(native/builtin)';
+    fileMs.set(filekey, (fileMs.get(filekey) ?? 0) + ms);
+    const owner = ownerOf(fn, cf.url);
+    ownerMs.set(owner, (ownerMs.get(owner) ?? 0) + ms);
+    const owners = new Set<string>();
+    for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
+      const nn = byId.get(id)!;
+      if (nn.callFrame.functionName === '(root)') continue;
+      owners.add(ownerOf(nn.callFrame.functionName || '(anonymous)', nn.callFrame.url));
+    }
+    for (const o of owners) inclMs.set(o, (inclMs.get(o) ?? 0) + ms);
+    total += ms;
+    count++;
+  }
+  const rows = (m: Map<string, number>, n = top): ProfileRow[] =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([name, ms]) => ({ name, ms: Math.round(ms * 10) / 10, pct: total ? Math.round((1000 * ms) / total) / 10 : 0 }));
+  return {
+    file,
+    windowMs: (hi - lo) / 1000,
+    sampledMs: Math.round(total),
+    samples: count,
+    byFunction: rows(fnMs),
+    byFile: rows(fileMs),
+    byOwner: rows(ownerMs, 30),
+    inclusiveByOwner: rows(inclMs, 30),
+  };
+}
+
+export function profileTables(s: ProfileSummary, topFunctions = 20): string {
+  const t = (title: string, rs: ProfileRow[]) => `${title}\n${mdTable(['', 'ms', '% of sampled'], rs.map((r) => [r.name.replace(/\|/g, '\\|'), fmt(r.ms, 0), `${r.pct.toFixed(1)}%`]))}`;
+  return [
+    `profile ${s.file}: ${fmt(s.samples)} samples, ${fmt(s.sampledMs)} ms sampled in a ${fmt(s.windowMs)} ms window`,
+    t('self time by owner (app dir / npm package / node internals / gc / idle)', s.byOwner),
+    t('inclusive time by owner (a sample counts once for every owner on its stack)', s.inclusiveByOwner.slice(0, 15)),
+    t(`self time by file (top ${Math.min(topFunctions, s.byFile.length)})`, s.byFile.slice(0, topFunctions)),
+    t(`self time by function (top ${Math.min(topFunctions, s.byFunction.length)})`, s.byFunction.slice(0, topFunctions)),
+  ].join('\n\n');
+}
+
+/** The newest .cpuprofile in `dir` written by process `pid` (node names them CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile). */
+export function findProfile(dir: string, pid: number | undefined): string | undefined {
+  try {
+    const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && (pid === undefined || f.split('.')[3] === String(pid)));
+    return files.length ? join(dir, files.sort().at(-1)!) : undefined;
+  } catch {
+    return undefined;
+  }
+}
