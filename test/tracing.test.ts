@@ -41,8 +41,9 @@ t.test('request → job → transition → connector → delivery', async (t) =>
   const chain = chainNames(delivery!);
   t.same(
     chain,
-    // The confirm's own transition enqueues the provider call, so the job is its child.
-    ['POST /v1/payment_intents/{id}/confirm', 'payment_intent.transition', 'job attempt.execute', 'payment_intent.transition', 'job webhook.deliver', 'webhook.deliver'],
+    // The confirm's own transition enqueues the provider call, so the job is its child; the event
+    // is written inside the evidence's transaction, so its delivery continues from there.
+    ['POST /v1/payment_intents/{id}/confirm', 'payment_intent.transition', 'job attempt.execute', 'payment_intent.transition', 'postgres transaction', 'job webhook.deliver', 'webhook.deliver'],
     `delivery chain: ${chain.join(' → ')}`,
   );
   const connector = spans.find((s) => s.name === 'connector sim.charge');
