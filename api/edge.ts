@@ -101,7 +101,9 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     let type = reply.contentType;
     if (reply.text !== undefined) payload = reply.text;
     else if (reply.body !== undefined) {
-      payload = JSON.stringify(authenticated && !reply.keepNulls ? stripNulls(reply.body) : reply.body);
+      // spec: null fields are omitted (authenticated responses; we omit them everywhere for one shape).
+      payload = JSON.stringify(reply.keepNulls ? reply.body : stripNulls(reply.body));
+      void authenticated;
       type ??= 'application/json';
     } else payload = '';
     res.cork(() => {
