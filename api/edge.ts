@@ -30,12 +30,25 @@ interface Compiled {
   bodyLimit: number;
   rateLimit: 'v1' | 'public' | null;
   metricRoute: string;
+  /** prom-client children per method, cached (label hashing per request is not free). */
+  durationChild?: { observe(v: number): void };
+  counters: Map<number, { inc(): void }>;
 }
 
 interface ReqState {
   aborted: boolean;
   done: boolean;
-  controller: AbortController;
+  /** Created only when someone asks for the signal (an AbortController per request is not free). */
+  controller?: AbortController;
+  onAbort?: () => void;
+}
+
+function signalOf(st: ReqState): AbortSignal {
+  if (!st.controller) {
+    st.controller = new AbortController();
+    if (st.aborted) st.controller.abort();
+  }
+  return st.controller.signal;
 }
 
 class Aborted extends Error {}
@@ -91,6 +104,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       bodyLimit: def.bodyLimit ?? config.bodyLimitBytes,
       rateLimit: rl,
       metricRoute: def.path,
+      counters: new Map(),
     };
   });
 
@@ -133,7 +147,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       const chunks: Buffer[] = [];
       let size = 0;
       let over = false;
-      st.controller.signal.addEventListener('abort', () => reject(new Aborted()), { once: true });
+      st.onAbort = () => reject(new Aborted());
       res.onData((chunk, isLast) => {
         if (over) return;
         size += chunk.byteLength;
@@ -216,7 +230,8 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       }
       // A null field means "not sent" (spec: tip_minor null/omitted = 0; patch: null = untouched).
       if (parsed !== undefined) parsed = stripNulls(parsed);
-      const hashBody = parsed === undefined ? null : JSON.parse(JSON.stringify(parsed));
+      // The fingerprint is taken before validation applies defaults, and only when it may be needed.
+      const hashBody = def.idempotency && headers.has('idempotency-key') ? (parsed === undefined ? null : JSON.parse(JSON.stringify(parsed))) : null;
       const body = c.body ? c.body(parsed) : undefined;
       const queryObj: Record<string, string> = {};
       if (rawQuery) for (const [k, v] of new URLSearchParams(rawQuery)) queryObj[k] = v;
@@ -251,7 +266,9 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
         idem,
         deps,
         span,
-        signal: st.controller.signal,
+        get signal() {
+          return signalOf(st);
+        },
       };
       try {
         return { reply: await def.handler(ctx), principal };
@@ -282,10 +299,11 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
   function handlerFor(c: Compiled) {
     return (res: HttpResponse, req: HttpRequest) => {
       const t0 = performance.now();
-      const st: ReqState = { aborted: false, done: false, controller: new AbortController() };
+      const st: ReqState = { aborted: false, done: false };
       res.onAborted(() => {
         st.aborted = true;
-        st.controller.abort();
+        st.controller?.abort();
+        st.onAbort?.();
       });
       const requestId = randomUUID();
       const method = c.def.method;
@@ -295,7 +313,8 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       req.forEach((k, v) => headers.set(k, v));
       const params: Record<string, string> = {};
       c.paramNames.forEach((n, i) => (params[n] = decodeURIComponent(req.getParameter(i) ?? '')));
-      const ip = clientIp(res, headers, config.trustedProxies);
+      // The client IP is read now (res is only valid synchronously) but only for routes that use it.
+      const ip = c.rateLimit === 'public' || c.def.auth !== 'api_key' ? clientIp(res, headers, config.trustedProxies) : '';
 
       if (draining) {
         send(res, st, requestId, errorReply(new ApiError('service_unavailable', 'The server is shutting down; retry on another instance.'), requestId, c.def.path), false, true);
@@ -317,7 +336,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
         bodyPromise.catch(() => {}); // observed in the pipeline; avoid an unhandled rejection before that
       }
 
-      const parent = propagation.extract(ROOT_CONTEXT, Object.fromEntries(headers));
+      const parent = headers.has('traceparent') ? propagation.extract(ROOT_CONTEXT, Object.fromEntries(headers)) : ROOT_CONTEXT;
       const span = tracer.startSpan(
         `${method} ${c.def.path}`,
         { kind: SpanKind.SERVER, attributes: { [ATTR.httpMethod]: method, [ATTR.httpRoute]: c.def.path, [ATTR.urlPath]: path, [ATTR.requestId]: requestId } },
@@ -344,8 +363,10 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
 
   function finish(c: Compiled, method: string, status: number, t0: number) {
     inflight--;
-    metrics.httpRequests.inc({ method, route: c.metricRoute, status: String(status) });
-    metrics.httpDuration.observe({ method, route: c.metricRoute }, (performance.now() - t0) / 1000);
+    let counter = c.counters.get(status);
+    if (!counter) c.counters.set(status, (counter = metrics.httpRequests.labels({ method, route: c.metricRoute, status: String(status) })));
+    counter.inc();
+    (c.durationChild ??= metrics.httpDuration.labels({ method, route: c.metricRoute })).observe((performance.now() - t0) / 1000);
     if (draining && inflight === 0 && drained) drained();
   }
 
@@ -367,7 +388,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
 
   // Anything else: the envelope, never uWS's empty 404.
   app.any('/*', (res, req) => {
-    const st: ReqState = { aborted: false, done: false, controller: new AbortController() };
+    const st: ReqState = { aborted: false, done: false };
     res.onAborted(() => (st.aborted = true));
     const requestId = randomUUID();
     const line = `${req.getMethod().toUpperCase()} ${req.getUrl()}`;

@@ -47,7 +47,11 @@ export class ApiError extends Error {
     readonly headers: Record<string, string> = {},
   ) {
     const spec = ERROR_CATALOG[code];
+    // An ApiError is an answer, not a bug: no stack trace to capture (it is costly on hot paths).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message ?? ('message' in spec && spec.message ? spec.message : spec.doc.replace(/`/g, '')));
+    Error.stackTraceLimit = limit;
     this.status = statusForCode(code);
   }
 }
