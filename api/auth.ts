@@ -2,13 +2,16 @@
 // what it read for KEY_CACHE_SECONDS, and revocation reaches every process at once through Redis
 // (a revoked-keys set checked in the same round trip as the rate limit, plus a pub/sub message
 // that drops cached records).
+import * as cryptoModule from 'node:crypto';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Sql } from '../ops/db.js';
 import { ApiError } from './errors.js';
 import type { Principal } from './route.js';
 
-export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+// crypto.hash (Node 20.12+) is the one-shot form: no Hash object per request.
+const oneShot = (cryptoModule as unknown as { hash?: (alg: string, data: string, enc: 'hex') => string }).hash;
+export const hashKey = oneShot ? (key: string) => oneShot('sha256', key, 'hex') : (key: string) => createHash('sha256').update(key).digest('hex');
 
 const KEY_SHAPE = /^sk_(test|live)_[A-Za-z0-9]{24,64}$/;
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

@@ -62,6 +62,12 @@ export interface Edge {
 }
 
 const METHODS_WITH_BODY = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** Every request header the service reads (ctx.header() sees only these). */
+export const READ_HEADERS = [
+  'authorization', 'x-admin-key', 'idempotency-key', 'content-length', 'content-type', 'host',
+  'x-service-client-secret', 'x-forwarded-for', 'traceparent', 'tracestate', 'baggage',
+] as const;
+const dropNulls = (_k: string, v: unknown) => (v === null ? undefined : v);
 
 export function toUwsPattern(path: string): { pattern: string; params: string[] } {
   const params: string[] = [];
@@ -116,7 +122,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     if (reply.text !== undefined) payload = reply.text;
     else if (reply.body !== undefined) {
       // spec: null fields are omitted (authenticated responses; we omit them everywhere for one shape).
-      payload = JSON.stringify(reply.keepNulls ? reply.body : stripNulls(reply.body));
+      payload = reply.keepNulls ? JSON.stringify(reply.body) : JSON.stringify(reply.body, dropNulls);
       void authenticated;
       type ??= 'application/json';
     } else payload = '';
@@ -309,8 +315,12 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       const method = c.def.method;
       const path = req.getUrl();
       const rawQuery = req.getQuery() ?? '';
+      // Only the headers the edge and the handlers read (copying them all costs ~10% of a request).
       const headers = new Map<string, string>();
-      req.forEach((k, v) => headers.set(k, v));
+      for (const h of READ_HEADERS) {
+        const v = req.getHeader(h);
+        if (v) headers.set(h, v);
+      }
       const params: Record<string, string> = {};
       c.paramNames.forEach((n, i) => (params[n] = decodeURIComponent(req.getParameter(i) ?? '')));
       // The client IP is read now (res is only valid synchronously) but only for routes that use it.
