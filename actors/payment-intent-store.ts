@@ -120,23 +120,26 @@ export const OPEN = new Set(['pending', 'authorized', 'requires_action']);
  * another tenant's id reads as absent.
  */
 export async function hydrate(db: Db, id: string, tenantId: string, livemode?: boolean): Promise<Hydrated | undefined> {
+  // One round trip: the intent, its attempts and its pending review.
   const rows = await db`
-    select pi.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
+    select pi.*, coalesce(tc.offset_ms, 0) as clock_offset_ms,
+           coalesce((select json_agg(a order by a.created_at, a.id) from attempts a where a.payment_intent_id = pi.id), '[]') as attempts_json,
+           (select json_build_object('id', r.id, 'request', r.request) from risk_reviews r where r.payment_intent_id = pi.id and r.status = 'pending' limit 1) as review_json
       from payment_intents pi left join test_clocks tc on tc.tenant_id = pi.tenant_id and not pi.livemode
      where pi.id = ${id} and pi.tenant_id = ${tenantId} ${livemode === undefined ? db`` : db`and pi.livemode = ${livemode}`}`;
   if (!rows.length) return undefined;
-  const intent = toIntent(rows[0]);
-  const [attempts, reviews] = await Promise.all([
-    db`select * from attempts where payment_intent_id = ${id} order by created_at, id`,
-    db`select id, request from risk_reviews where payment_intent_id = ${id} and status = 'pending'`,
-  ]);
-  const as = attempts.map(toAttempt);
-  return {
-    intent,
-    attempts: as,
-    open: as.find((a) => OPEN.has(a.status)),
-    review: reviews.length ? { id: reviews[0].id as string, request: reviews[0].request as Record<string, unknown> | null } : undefined,
-  };
+  const { attempts_json, review_json, ...intentRow } = rows[0] as Record<string, unknown>;
+  const intent = toIntent(intentRow);
+  const as = (attempts_json as Array<Record<string, unknown>>).map((a) =>
+    toAttempt({
+      ...a,
+      created_at: new Date(a.created_at as string),
+      updated_at: new Date(a.updated_at as string),
+      capture_requested_at: a.capture_requested_at ? new Date(a.capture_requested_at as string) : null,
+    }),
+  );
+  const review = review_json as { id: string; request: Record<string, unknown> | null } | null;
+  return { intent, attempts: as, open: as.find((a) => OPEN.has(a.status)), review: review ?? undefined };
 }
 
 /** Which tenant owns an intent (workers receive ids only). */

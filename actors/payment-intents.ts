@@ -173,9 +173,9 @@ export class PaymentIntents {
   }
 
   /** The step, for a caller that already holds the entity lock. */
-  async stepLocked(tenantId: string, livemode: boolean | undefined, id: string, cmd: Command): Promise<Outcome> {
+  async stepLocked(tenantId: string, livemode: boolean | undefined, id: string, cmd: Command, known?: Hydrated): Promise<Outcome> {
     for (let round = 0; round < 3; round++) {
-      const h = await hydrate(this.d.sql, id, tenantId, livemode);
+      const h = round === 0 && known ? known : await hydrate(this.d.sql, id, tenantId, livemode);
       if (!h) throw new ApiError('payment_intent.not_found');
       try {
         return await inSpan(
@@ -412,21 +412,25 @@ export class PaymentIntents {
         // A dispute the provider reports with the charge is opened in the same transaction.
         if (evidence?.kind === 'captured' && evidence.dispute) await openDispute(tx, open.id, evidence.dispute.reason);
       }
-      await tx`
+      // Independent writes go together: postgres.js pipelines them on the transaction's connection.
+      const writes: Array<Promise<unknown>> = [
+        tx`
         insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
         values (${intent.id}, ${intent.tenant_id}, ${intent.livemode}, ${event.type}, ${intent.status}, ${updated.status},
-                ${tx.json({ attempt_id: open?.id ?? null, outcome: evidence ?? null, rule_id: ruleId ?? null, source: cmd.kind === 'evidence' ? cmd.source : null } as never)})`;
+                ${tx.json({ attempt_id: open?.id ?? null, outcome: evidence ?? null, rule_id: ruleId ?? null, source: cmd.kind === 'evidence' ? cmd.source : null } as never)})`,
+      ];
       // A single-use payment link is paid once its intent succeeded (same transaction).
       if (emits.includes('payment_intent.succeeded') && intent.metadata?.payment_link_id) {
-        await tx`
+        writes.push(tx`
           update payment_links set paid_at = coalesce(paid_at, now()), active = reusable
-           where id::text = ${intent.metadata.payment_link_id} and tenant_id = ${intent.tenant_id} and not reusable`;
+           where id::text = ${intent.metadata.payment_link_id} and tenant_id = ${intent.tenant_id} and not reusable`);
       }
       for (const type of emits) {
-        await tx`
+        writes.push(tx`
           insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data, traceparent)
-          values (${randomUUID()}, ${intent.tenant_id}, ${intent.livemode}, ${type}, ${intent.id}, ${tx.json(intentEventData(updated) as never)}, ${traceCarrier(tx)})`;
+          values (${randomUUID()}, ${intent.tenant_id}, ${intent.livemode}, ${type}, ${intent.id}, ${tx.json(intentEventData(updated) as never)}, ${traceCarrier(tx)})`);
       }
+      await Promise.all(writes);
       const out: Outcome = { intent: updated, attempts, review, changed: true };
       if (idem) await saveIdempotent(tx, idem, 200, this.responseFor(cmd, updated, attempts, review));
       return out;

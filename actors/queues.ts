@@ -22,7 +22,8 @@ export class Queues {
   private connection: Redis;
 
   constructor(redis: Redis, private prefix: string, readonly shards: number) {
-    this.connection = redis.duplicate({ maxRetriesPerRequest: null, enableAutoPipelining: true });
+    // No auto-pipelining for BullMQ: it rebuilds a Pipeline with every script per tick (measured: -35% CPU).
+    this.connection = redis.duplicate({ maxRetriesPerRequest: null, enableAutoPipelining: false });
   }
 
   private queue(name: string): Queue {
