@@ -2,8 +2,8 @@
 // stdin pipe, killed on every exit path), CPU accounting from /proc, scratch databases and Redis
 // prefixes, the quiet-machine check, and the summary of a V8 .cpuprofile (self time by function,
 // file and package, inside a time window).
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn, execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -184,33 +184,58 @@ try {
   /* keep 100 */
 }
 
-function readStat(pid: string): { comm: string; cpu: number } | null {
+/** CPU seconds of a process (all threads), and seconds its main thread spent runnable but waiting for a CPU. */
+function readStat(pid: string, withWait = true): { comm: string; cpu: number; wait: number; main: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const open = stat.indexOf('(');
     const close = stat.lastIndexOf(')');
     const fields = stat.slice(close + 2).split(' ');
-    return { comm: stat.slice(open + 1, close), cpu: (Number(fields[11]) + Number(fields[12])) / clkTck };
+    let wait = 0;
+    let main = 0;
+    if (withWait) {
+      try {
+        const ss = readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ');
+        main = Number(ss[0]) / 1e9 || 0;
+        wait = Number(ss[1]) / 1e9 || 0;
+      } catch {
+        /* no schedstats in this kernel */
+      }
+    }
+    return { comm: stat.slice(open + 1, close), cpu: (Number(fields[11]) + Number(fields[12])) / clkTck, wait, main };
   } catch {
     return null;
   }
 }
 
-/** Whole-machine CPU seconds from /proc/stat: busy (not idle/iowait) and stolen by the hypervisor. */
-export function machineCpuSeconds(): { busy: number; steal: number } {
+/** Whole-machine CPU seconds from /proc/stat: busy (not idle/iowait), interrupts, and stolen by the hypervisor. */
+export function machineCpuSeconds(): { busy: number; irq: number; steal: number } {
   const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
   const [user, nice, system, , , irq, softirq, steal] = f;
-  return { busy: (user + nice + system + irq + softirq) / clkTck, steal: (steal ?? 0) / clkTck };
+  return { busy: (user + nice + system + irq + softirq) / clkTck, irq: (irq + softirq) / clkTck, steal: (steal ?? 0) / clkTck };
 }
 
 export interface CpuReport {
   wallS: number;
   /** % of one core per category over the window. */
   pct: Record<string, number>;
+  /**
+   * Per category: time its (main) threads were runnable but waited for a CPU, in % of the window
+   * (from /proc/<pid>/schedstat). High values mean the process was starved, not idle.
+   */
+  waitPct: Record<string, number>;
+  /** Per category: time on a CPU of the (main) threads only, from schedstat (ns resolution), in % of the window. */
+  mainPct: Record<string, number>;
   machineBusyPct: number;
   stealPct: number;
-  /** Machine busy time not in any category (kernel softirq for loopback TCP, other processes). */
+  /** Of machine busy: hardware and soft interrupts (loopback TCP is mostly softirq). */
+  irqPct: number;
+  /** Machine busy time not in any category (interrupts, other processes). */
   otherPct: number;
+  /** Per named process: read and write syscalls (read/readv, write/writev; not send/recv) during the window, from /proc/<pid>/io. */
+  syscalls: Record<string, { r: number; w: number }>;
+  /** The busiest processes outside the categories, by command name (% of one core). */
+  topOthers: Array<{ pid: number; comm: string; cmd: string; pct: number }>;
 }
 
 /**
@@ -219,21 +244,36 @@ export interface CpuReport {
  * keeps its last reading), `redis-server`, `pgbench`. Categories are exclusive.
  */
 export class CpuSampler {
-  private base = new Map<string, { cat: string; v0: number; last: number }>();
+  private base = new Map<string, { cat: string; v0: number; last: number; w0: number; wlast: number; m0: number; mlast: number }>();
   private timer?: NodeJS.Timeout;
   private t0 = 0n;
   private m0 = machineCpuSeconds();
+  private io0: Record<string, { r: number; w: number }> = {};
+
+  private io(): Record<string, { r: number; w: number }> {
+    const out: Record<string, { r: number; w: number }> = {};
+    for (const [name, pid] of Object.entries(this.named)) {
+      if (pid === undefined) continue;
+      try {
+        const t = readFileSync(`/proc/${pid}/io`, 'utf8');
+        out[name] = { r: Number(/syscr: (\d+)/.exec(t)?.[1] ?? NaN), w: Number(/syscw: (\d+)/.exec(t)?.[1] ?? NaN) };
+      } catch {
+        /* exited, or not ours */
+      }
+    }
+    return out;
+  }
   constructor(
     private named: Record<string, number | undefined>,
-    private intervalMs = 250,
+    private intervalMs = 500,
   ) {}
 
-  private categorize(pid: string, comm: string): string | null {
+  private categorize(pid: string, comm: string): string {
     for (const [name, p] of Object.entries(this.named)) if (p !== undefined && String(p) === pid) return name;
     if (comm === 'postgres' || comm === 'postmaster') return 'postgres';
     if (comm.startsWith('redis-server')) return 'redis';
     if (comm === 'pgbench') return 'pgbench';
-    return null;
+    return `other:${comm}`;
   }
 
   private poll(first: boolean) {
@@ -244,22 +284,24 @@ export class CpuSampler {
       return;
     }
     for (const pid of pids) {
-      const s = readStat(pid);
-      if (!s) continue;
       const known = this.base.get(pid);
+      const s = readStat(pid, !known || !known.cat.startsWith('other:'));
+      if (!s) continue;
       if (known) {
         known.last = s.cpu;
+        known.wlast = s.wait;
+        known.mlast = s.main;
         continue;
       }
       const cat = this.categorize(pid, s.comm);
-      if (!cat) continue;
-      this.base.set(pid, { cat, v0: first ? s.cpu : 0, last: s.cpu });
+      this.base.set(pid, { cat, v0: first ? s.cpu : 0, last: s.cpu, w0: first ? s.wait : 0, wlast: s.wait, m0: first ? s.main : 0, mlast: s.main });
     }
   }
 
   start(): this {
     this.t0 = process.hrtime.bigint();
     this.m0 = machineCpuSeconds();
+    this.io0 = this.io();
     this.poll(true);
     this.timer = setInterval(() => this.poll(false), this.intervalMs);
     return this;
@@ -270,31 +312,81 @@ export class CpuSampler {
     this.poll(false);
     const wallS = Number(process.hrtime.bigint() - this.t0) / 1e9;
     const m1 = machineCpuSeconds();
+    const io1 = this.io();
+    const syscalls: Record<string, { r: number; w: number }> = {};
+    for (const [k, v] of Object.entries(io1)) if (this.io0[k]) syscalls[k] = { r: v.r - this.io0[k].r, w: v.w - this.io0[k].w };
     const sums: Record<string, number> = {};
+    const waits: Record<string, number> = {};
+    const mains: Record<string, number> = {};
     for (const name of Object.keys(this.named)) sums[name] = 0;
-    for (const v of this.base.values()) sums[v.cat] = (sums[v.cat] ?? 0) + (v.last - v.v0);
+    for (const v of this.base.values()) {
+      sums[v.cat] = (sums[v.cat] ?? 0) + (v.last - v.v0);
+      waits[v.cat] = (waits[v.cat] ?? 0) + (v.wlast - v.w0);
+      mains[v.cat] = (mains[v.cat] ?? 0) + (v.mlast - v.m0);
+    }
+    const waitPct: Record<string, number> = {};
+    const mainPct: Record<string, number> = {};
+    for (const [k, v] of Object.entries(waits)) if (!k.startsWith('other:')) waitPct[k] = (100 * v) / wallS;
+    for (const [k, v] of Object.entries(mains)) if (!k.startsWith('other:')) mainPct[k] = (100 * v) / wallS;
     const pct: Record<string, number> = {};
     let accounted = 0;
     for (const [k, v] of Object.entries(sums)) {
+      if (k.startsWith('other:')) continue;
       pct[k] = (100 * v) / wallS;
       accounted += pct[k];
     }
+    const others: CpuReport['topOthers'] = [];
+    for (const [pid, v] of this.base) {
+      const p = (100 * (v.last - v.v0)) / wallS;
+      if (!v.cat.startsWith('other:') || p < 1) continue;
+      let cmd = '';
+      try {
+        cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 100);
+      } catch {
+        /* exited */
+      }
+      others.push({ pid: Number(pid), comm: v.cat.slice(6), cmd, pct: Math.round(p * 10) / 10 });
+    }
     const machineBusyPct = (100 * (m1.busy - this.m0.busy)) / wallS;
-    return { wallS, pct, machineBusyPct, stealPct: (100 * (m1.steal - this.m0.steal)) / wallS, otherPct: Math.max(0, machineBusyPct - accounted) };
+    return {
+      wallS,
+      pct,
+      waitPct,
+      mainPct,
+      syscalls,
+      machineBusyPct,
+      stealPct: (100 * (m1.steal - this.m0.steal)) / wallS,
+      irqPct: (100 * (m1.irq - this.m0.irq)) / wallS,
+      otherPct: Math.max(0, machineBusyPct - accounted),
+      topOthers: others.sort((a, b) => b.pct - a.pct).slice(0, 4),
+    };
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Machine, quiet check
+/** The commit under test and the files that differ from it (read-only git; bench/ itself excluded). */
+export function sourceInfo(): { commit: string; dirty: string[] } {
+  const git = (args: string[]) => execFileSync('git', ['--no-optional-locks', ...args], { cwd: join(here, '..', '..'), stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+  try {
+    const commit = git(['rev-parse', '--short', 'HEAD']).trim();
+    const dirty = git(['status', '--porcelain', '--untracked-files=no'])
+      .split('\n')
+      .map((l) => l.slice(3).trim())
+      .filter((f) => f && !f.startsWith('bench/') && f !== 'package.json');
+    return { commit, dirty };
+  } catch {
+    return { commit: 'unknown', dirty: [] };
+  }
+}
+
 export function machineInfo() {
-  let memGiB = totalmem() / 2 ** 30;
   return {
     date: new Date().toISOString(),
     node: process.version,
     nproc: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',
-    memGiB: Math.round(memGiB * 10) / 10,
-    pg: '',
+    memGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
   };
 }
 
@@ -334,12 +426,16 @@ export function otherBenchmarks(ours: Set<number>): string[] {
 }
 
 /**
- * Waits (polling) until no other benchmark runs and the machine is mostly idle, for at most
- * `maxWaitS`. Another benchmark still running after that is an error; a busy machine only a warning.
+ * Waits (polling) until no other benchmark runs and the machine stayed mostly idle for `quietS`
+ * consecutive seconds, for at most `maxWaitS`. Another benchmark still running after that is an
+ * error; a busy machine only a warning.
  */
-export async function waitForQuiet(label: string, maxWaitS: number, busyLimitPct = 25): Promise<{ busyPct: number; stealPct: number; waitedS: number; warning?: string }> {
+export async function waitForQuiet(label: string, maxWaitS: number, busyLimitPct = 25, quietS = 5): Promise<{ busyPct: number; stealPct: number; waitedS: number; warning?: string }> {
   const t0 = Date.now();
   let said = '';
+  let quietFor = 0;
+  let maxBusy = 0;
+  let maxSteal = 0;
   for (;;) {
     const others = otherBenchmarks(new Set());
     const a = machineCpuSeconds();
@@ -348,15 +444,23 @@ export async function waitForQuiet(label: string, maxWaitS: number, busyLimitPct
     const busyPct = 100 * (b.busy - a.busy);
     const stealPct = 100 * (b.steal - a.steal);
     const waitedS = (Date.now() - t0) / 1000;
-    if (!others.length && busyPct <= busyLimitPct) return { busyPct, stealPct, waitedS };
-    const why = others.length ? `another benchmark is running: ${others.join(' | ')}` : `the machine is ${busyPct.toFixed(0)}% busy (of one core)`;
+    if (!others.length && busyPct + stealPct <= busyLimitPct) {
+      quietFor++;
+      maxBusy = Math.max(maxBusy, busyPct);
+      maxSteal = Math.max(maxSteal, stealPct);
+      if (quietFor >= quietS) return { busyPct: maxBusy, stealPct: maxSteal, waitedS };
+      continue;
+    }
+    quietFor = 0;
+    maxBusy = maxSteal = 0;
+    const why = others.length ? `another benchmark is running: ${others.join(' | ')}` : `the machine is ${busyPct.toFixed(0)}% busy, ${stealPct.toFixed(0)}% stolen by the hypervisor (of one core)`;
     if (waitedS >= maxWaitS) {
       if (others.length) throw new Error(`${label}: ${why}; gave up after ${maxWaitS} s`);
       return { busyPct, stealPct, waitedS, warning: `machine not idle before the run: ${why}` };
     }
-    if (why !== said) process.stdout.write(`${label}: waiting: ${why}\n`);
-    said = why;
-    await sleep(4000);
+    if (why.split(':')[0] !== said) process.stdout.write(`${label}: waiting: ${why}\n`);
+    said = why.split(':')[0];
+    await sleep(2000);
   }
 }
 
@@ -453,8 +557,34 @@ export function mdTable(head: string[], rows: Array<Array<string | number>>): st
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n');
 }
 
+/**
+ * A window disturbed by processes outside the benchmark (or the hypervisor): more than `limitPct`
+ * of a core went to processes outside the categories, plus steal.
+ */
+export function disturbance(r: CpuReport): number {
+  return r.topOthers.reduce((a, x) => a + x.pct, 0) + r.stealPct;
+}
+export const DISTURBED_PCT = 15;
+
+export function disturbedWhy(r: CpuReport): string {
+  const top = r.topOthers.map((x) => `${x.pid} ${(x.cmd || x.comm).slice(0, 60)} ${fmt(x.pct)}%`);
+  return `${fmt(disturbance(r))}% of a core: steal ${fmt(r.stealPct)}%${top.length ? `, ${top.join(' | ')}` : ''}`;
+}
+
+/** "api main thread: 48% on a CPU, 50% runnable waiting for one, 2% idle" for each name. */
+export function mainThreadLine(r: CpuReport, names: string[]): string {
+  return names
+    .filter((n) => r.mainPct[n] !== undefined)
+    .map((n) => `${n} main thread: ${fmt(r.mainPct[n])}% on a CPU, ${fmt(r.waitPct[n])}% runnable but waiting for one, ${fmt(Math.max(0, 100 - r.mainPct[n] - r.waitPct[n]))}% idle`)
+    .join('; ');
+}
+
 export function cpuCells(r: CpuReport, names: string[]): string[] {
-  return [...names.map((n) => `${fmt(r.pct[n] ?? NaN)}%`), `${fmt(r.otherPct)}%`, `${fmt(r.machineBusyPct)}%`, `${fmt(r.stealPct)}%`];
+  const top = r.topOthers.filter((x) => x.pct >= 2).map((x) => `${x.comm} ${fmt(x.pct)}%`);
+  // (the JSON keeps each one's pid and command line)
+  const other = `${fmt(r.otherPct)}% (irq ${fmt(r.irqPct)}%${top.length ? `; ${top.join(', ')}` : ''})`;
+  const cell = (n: string) => `${fmt(r.pct[n] ?? NaN)}%${r.waitPct[n] >= 1 ? ` (+${fmt(r.waitPct[n])}% runq)` : ''}`;
+  return [...names.map(cell), other, `${fmt(r.machineBusyPct)}%`, `${fmt(r.stealPct)}%`];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -490,6 +620,22 @@ export interface ProfileSummary {
   byOwner: ProfileRow[];
   /** Inclusive time: samples with at least one frame of that owner on the stack. */
   inclusiveByOwner: ProfileRow[];
+  /**
+   * Every sample charged to the nearest app or npm frame on its stack (node internals and native
+   * code run on behalf of it): "who causes the time", e.g. socket writes charged to postgres.
+   */
+  attributedByOwner: ProfileRow[];
+  /** Inclusive time of the app's own functions (dist/…): a sample counts once for every app function on its stack. */
+  inclusiveByAppFunction: ProfileRow[];
+  /**
+   * attributedByOwner without the socket-write samples, renormalized. A thread that wakes a peer
+   * (a Postgres backend) in write() is often preempted right there, so on a saturated machine those
+   * samples are mostly run-queue waiting, not CPU (compare perf's kernel share of the process).
+   */
+  attributedExclWrites: ProfileRow[];
+  /** Socket writes (writeBuffer, writev, write*String natives), charged to the nearest app/npm frame. */
+  socketWritesBy: ProfileRow[];
+  socketWritesMs: number;
 }
 
 const SPECIAL = new Set(['(garbage collector)', '(program)', '(idle)', '(root)']);
@@ -532,6 +678,11 @@ export function summarizeProfile(file: string, fromUs?: number, toUs?: number, t
   const fileMs = new Map<string, number>();
   const ownerMs = new Map<string, number>();
   const inclMs = new Map<string, number>();
+  const attrMs = new Map<string, number>();
+  const writeMs = new Map<string, number>();
+  const appFnMs = new Map<string, number>();
+  const attrNoWriteMs = new Map<string, number>();
+  let writesTotal = 0;
   let t = p.startTime;
   let total = 0;
   let count = 0;
@@ -553,12 +704,24 @@ export function summarizeProfile(file: string, fromUs?: number, toUs?: number, t
     const owner = ownerOf(fn, cf.url);
     ownerMs.set(owner, (ownerMs.get(owner) ?? 0) + ms);
     const owners = new Set<string>();
+    const appFns = new Set<string>();
+    let nearest: string | undefined;
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const nn = byId.get(id)!;
       if (nn.callFrame.functionName === '(root)') continue;
-      owners.add(ownerOf(nn.callFrame.functionName || '(anonymous)', nn.callFrame.url));
+      const o = ownerOf(nn.callFrame.functionName || '(anonymous)', nn.callFrame.url);
+      owners.add(o);
+      if (!nearest && (o.startsWith('app:') || o.startsWith('npm:'))) nearest = o;
+      if (o.startsWith('app:')) appFns.add(`${nn.callFrame.functionName || '(anonymous)'} ${shortUrl(nn.callFrame.url)}:${nn.callFrame.lineNumber + 1}`);
     }
+    for (const f of appFns) appFnMs.set(f, (appFnMs.get(f) ?? 0) + ms);
     for (const o of owners) inclMs.set(o, (inclMs.get(o) ?? 0) + ms);
+    const charged = nearest ?? (owner === '(native/builtin)' ? 'node:internal' : owner);
+    attrMs.set(charged, (attrMs.get(charged) ?? 0) + ms);
+    if (/^(writeBuffer|writev|write(Utf8|Latin1|Ascii|Ucs2)String)$/.test(cf.functionName) && !cf.url) {
+      writeMs.set(charged, (writeMs.get(charged) ?? 0) + ms);
+      writesTotal += ms;
+    } else attrNoWriteMs.set(charged, (attrNoWriteMs.get(charged) ?? 0) + ms);
     total += ms;
     count++;
   }
@@ -576,6 +739,14 @@ export function summarizeProfile(file: string, fromUs?: number, toUs?: number, t
     byFile: rows(fileMs),
     byOwner: rows(ownerMs, 30),
     inclusiveByOwner: rows(inclMs, 30),
+    attributedByOwner: rows(attrMs, 30),
+    inclusiveByAppFunction: rows(appFnMs, 20),
+    attributedExclWrites: [...attrNoWriteMs.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 30)
+      .map(([name, ms]) => ({ name, ms: Math.round(ms * 10) / 10, pct: total - writesTotal > 0 ? Math.round((1000 * ms) / (total - writesTotal)) / 10 : 0 })),
+    socketWritesBy: rows(writeMs, 10),
+    socketWritesMs: Math.round(writesTotal),
   };
 }
 
@@ -584,7 +755,11 @@ export function profileTables(s: ProfileSummary, topFunctions = 20): string {
   return [
     `profile ${s.file}: ${fmt(s.samples)} samples, ${fmt(s.sampledMs)} ms sampled in a ${fmt(s.windowMs)} ms window`,
     t('self time by owner (app dir / npm package / node internals / gc / idle)', s.byOwner),
+    t('attributed time: each sample charged to the nearest app/npm frame on its stack (node internals and natives run on its behalf)', s.attributedByOwner.slice(0, 15)),
+    t(`socket writes (writeBuffer/writev/write*String natives, ${fmt(s.socketWritesMs)} ms) by the nearest app/npm frame`, s.socketWritesBy),
+    t('attributed time without the socket-write samples, in % of the rest (on a saturated machine those are mostly run-queue waits after waking a peer; see perf)', s.attributedExclWrites.slice(0, 15)),
     t('inclusive time by owner (a sample counts once for every owner on its stack)', s.inclusiveByOwner.slice(0, 15)),
+    t('inclusive time of the app\'s functions (synchronous parts, and resumptions after await)', s.inclusiveByAppFunction.slice(0, 12)),
     t(`self time by file (top ${Math.min(topFunctions, s.byFile.length)})`, s.byFile.slice(0, topFunctions)),
     t(`self time by function (top ${Math.min(topFunctions, s.byFunction.length)})`, s.byFunction.slice(0, topFunctions)),
   ].join('\n\n');
@@ -598,4 +773,105 @@ export function findProfile(dir: string, pid: number | undefined): string | unde
   } catch {
     return undefined;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// perf (system-wide, on-CPU): where the machine's CPU time goes, kernel included. V8 profiles are
+// wall-clock samples of one thread; perf's cpu-clock samples count only time on a CPU.
+export function perfAvailable(): boolean {
+  try {
+    return spawnSync('perf', ['--version'], { stdio: 'ignore', timeout: 5000 }).status === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts `perf record -e cpu-clock -a` for `seconds` (no call graphs); resolves when perf exits. */
+export function perfRecord(seconds: number, out: string, freq = 499): Promise<number | null> {
+  return new Promise((resolve) => {
+    const p = spawn('perf', ['record', '-e', 'cpu-clock', '-F', String(freq), '-a', '-q', '-o', out, '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const onExit = () => p.kill('SIGKILL');
+    process.once('exit', onExit);
+    p.on('error', () => resolve(null));
+    p.on('close', (code) => {
+      process.off('exit', onExit);
+      resolve(code);
+    });
+  });
+}
+
+export interface PerfSummary {
+  samples: string;
+  /** By role (named pids; postgres, redis-server by command; the rest by command): % of all samples (2 cores = 100%), and the kernel's part of it. */
+  byRole: Array<{ role: string; pct: number; kernelPct: number }>;
+  idlePct: number;
+  /** Heaviest (process role, shared object, symbol) rows. */
+  topSymbols: Array<{ role: string; dso: string; sym: string; pct: number }>;
+}
+
+/** Thread ids of a live process (perf attributes samples to threads). */
+export function threadsOf(pid: number | undefined): number[] {
+  if (!pid) return [];
+  try {
+    return readdirSync(`/proc/${pid}/task`).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** role per thread id, for perfSummary: every thread of each named pid (call before the processes exit). */
+export function threadRoles(named: Record<string, number | undefined>): Record<number, string> {
+  const out: Record<number, string> = {};
+  for (const [role, pid] of Object.entries(named)) for (const tid of threadsOf(pid)) out[tid] = role;
+  return out;
+}
+
+/** node --perf-basic-prof writes /tmp/perf-<pid>.map: remove ours once perf report has read them. */
+export function removePerfMaps(pids: Array<number | undefined>): void {
+  for (const pid of pids) if (pid) rmSync(`/tmp/perf-${pid}.map`, { force: true });
+}
+
+export function perfSummary(file: string, roles: Record<number, string>, top = 25): PerfSummary | undefined {
+  const report = (sort: string) =>
+    spawnSync('perf', ['report', '-i', file, '--no-children', '--sort', sort, '--stdio', '-q', '--percent-limit', '0.05'], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20, timeout: 120_000 }).stdout ?? '';
+  const roleOf = (pid: number, comm: string) => roles[pid] ?? (comm === 'swapper' ? '(idle)' : comm.startsWith('postgres') ? 'postgres' : comm.startsWith('redis') ? 'redis' : comm);
+  const byRole = new Map<string, { pct: number; kernelPct: number }>();
+  const out1 = report('pid,dso');
+  if (!out1.trim()) return undefined;
+  for (const line of out1.split('\n')) {
+    const m = /^\s*([\d.]+)%\s+(\d+):(\S+)\s+(.+?)\s*$/.exec(line);
+    if (!m) continue;
+    const r = roleOf(Number(m[2]), m[3]);
+    const e = byRole.get(r) ?? { pct: 0, kernelPct: 0 };
+    e.pct += Number(m[1]);
+    if (m[4].includes('kernel')) e.kernelPct += Number(m[1]);
+    byRole.set(r, e);
+  }
+  const topSymbols: PerfSummary['topSymbols'] = [];
+  for (const line of report('pid,dso,sym').split('\n')) {
+    const m = /^\s*([\d.]+)%\s+(\d+):(\S+)\s+(\S+)\s+\[[.k]\]\s+(.+?)\s*$/.exec(line);
+    if (!m) continue;
+    const role = roleOf(Number(m[2]), m[3]);
+    if (role === '(idle)') continue;
+    topSymbols.push({ role, dso: m[4], sym: m[5].slice(0, 80), pct: Number(m[1]) });
+    if (topSymbols.length >= top) break;
+  }
+  const idle = byRole.get('(idle)')?.pct ?? 0;
+  byRole.delete('(idle)');
+  const round = (x: number) => Math.round(x * 100) / 100;
+  return {
+    samples: file,
+    byRole: [...byRole.entries()].map(([role, v]) => ({ role, pct: round(v.pct), kernelPct: round(v.kernelPct) })).sort((a, b) => b.pct - a.pct).slice(0, 12),
+    idlePct: round(idle),
+    topSymbols,
+  };
+}
+
+export function perfTables(s: PerfSummary): string {
+  const busy = s.byRole.reduce((a, r) => a + r.pct, 0);
+  return [
+    `perf (system-wide cpu-clock samples, 100% = both cores): busy ${fmt(busy, 1)}%, idle ${fmt(s.idlePct, 1)}%`,
+    mdTable(['process', '% of machine', 'of which kernel', 'user'], s.byRole.map((r) => [r.role, `${fmt(r.pct, 1)}%`, `${fmt(r.kernelPct, 1)}%`, `${fmt(r.pct - r.kernelPct, 1)}%`])),
+    mdTable(['process', 'object', 'symbol', '% of machine'], s.topSymbols.map((r) => [r.role, r.dso, r.sym.replace(/\|/g, '\\|'), `${fmt(r.pct, 2)}%`])),
+  ].join('\n\n');
 }
