@@ -68,6 +68,14 @@ export const READ_HEADERS = [
   'x-service-client-secret', 'x-forwarded-for', 'traceparent', 'tracestate', 'baggage',
 ] as const;
 const dropNulls = (_k: string, v: unknown) => (v === null ? undefined : v);
+const enc = (x: string) => new Uint8Array(Buffer.from(x, 'latin1'));
+const STATUS_BUF: Record<number, Uint8Array> = {};
+for (const [code, line] of Object.entries(STATUS_LINE)) STATUS_BUF[Number(code)] = enc(line);
+const H_REQUEST_ID = enc('X-Request-Id');
+const H_CONTENT_TYPE = enc('Content-Type');
+const V_JSON = enc('application/json; charset=utf-8');
+const H_NOSNIFF = enc('X-Content-Type-Options');
+const V_NOSNIFF = enc('nosniff');
 
 export function toUwsPattern(path: string): { pattern: string; params: string[] } {
   const params: string[] = [];
@@ -127,11 +135,13 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       type ??= 'application/json';
     } else payload = '';
     res.cork(() => {
-      res.writeStatus(STATUS_LINE[reply.status] ?? String(reply.status));
-      res.writeHeader('X-Request-Id', requestId);
-      if (type) res.writeHeader('Content-Type', type.includes('charset') || !type.startsWith('text/') && type !== 'application/json' ? type : `${type}; charset=utf-8`);
-      res.writeHeader('X-Content-Type-Options', 'nosniff');
-      if (reply.headers) for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
+      // Constant status lines and headers are pre-encoded: uWS then copies bytes, no UTF-8 conversion.
+      res.writeStatus(STATUS_BUF[reply.status] ?? String(reply.status));
+      res.writeHeader(H_REQUEST_ID, requestId);
+      if (type === 'application/json') res.writeHeader(H_CONTENT_TYPE, V_JSON);
+      else if (type) res.writeHeader(H_CONTENT_TYPE, type.includes('charset') || !type.startsWith('text/') ? type : `${type}; charset=utf-8`);
+      res.writeHeader(H_NOSNIFF, V_NOSNIFF);
+      if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
       res.end(payload, close);
     });
   }
