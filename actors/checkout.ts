@@ -4,27 +4,14 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AppDeps } from '../api/deps.js';
 import { ApiError } from '../api/errors.js';
 import type { PublicConfirmBody } from '../schemas/checkout.js';
-import type { IntentRow } from './payment-intent-store.js';
-import { hydrate } from './payment-intent-store.js';
+import { hydrate, publicView, type IntentRow } from './payment-intent-store.js';
 
 const TEST_TOKENS = ['tok_sim_ok', 'tok_sim_auth', 'tok_sim_3ds', 'tok_sim_insufficient', 'tok_sim_fraud', 'tok_sim_issuer_down', 'tok_sim_slow'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const digest = (s: string) => createHash('sha256').update(s).digest();
 const DUMMY = digest('pi_secret_not-a-real-secret');
 
-/** spec: public projection: id, object, amounts, currency, status, next_action when present; nothing else. */
-export function publicView(i: Pick<IntentRow, 'id' | 'amount_minor' | 'tip_minor' | 'currency' | 'status' | 'next_action'>) {
-  return {
-    id: i.id,
-    object: 'payment_intent' as const,
-    amount_minor: i.amount_minor,
-    tip_minor: i.tip_minor,
-    total_minor: i.amount_minor + i.tip_minor,
-    currency: i.currency,
-    status: i.status,
-    ...(i.next_action ? { next_action: i.next_action } : {}),
-  };
-}
+export { publicView } from './payment-intent-store.js';
 
 // The catalog's message, like the edge's answer to a malformed id: nothing tells the cases apart.
 const notFound = () => new ApiError('payment_intent.not_found');

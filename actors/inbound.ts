@@ -4,10 +4,10 @@
 import type { AppDeps } from '../api/deps.js';
 import { ApiError } from '../api/errors.js';
 import { PI_QUEUE } from './payment-intents.js';
+import { assertTenant } from './tenants.js';
 
 export async function simulateInbound(deps: Pick<AppDeps, 'sql' | 'sim' | 'queues'>, tenantId: string, providerRef: string) {
-  const t = await deps.sql`select 1 from tenants where id = ${tenantId}`;
-  if (!t.length) throw new ApiError('tenant.not_found', `No tenant ${tenantId}.`);
+  await assertTenant(deps.sql, tenantId);
   const rows = await deps.sql`
     select id, payment_intent_id, connector_key from attempts where tenant_id = ${tenantId} and provider_ref = ${providerRef}`;
   if (!rows.length) throw new ApiError('attempt.not_found', `No attempt of this tenant has provider_ref ${providerRef}. Take it from attempts[0].provider_ref of the intent (GET /v1/payment_intents/{id}?expand=attempts).`);

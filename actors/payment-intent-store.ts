@@ -90,6 +90,20 @@ export function intentView(i: IntentRow, attempts?: AttemptRow[]) {
   };
 }
 
+/** spec: Public checkout: the public projection is the authenticated one less client_secret, attempts, metadata, livemode (and receipt/errors). */
+export function publicView(i: Pick<IntentRow, 'id' | 'amount_minor' | 'tip_minor' | 'currency' | 'status' | 'next_action'>) {
+  return {
+    id: i.id,
+    object: 'payment_intent' as const,
+    amount_minor: i.amount_minor,
+    tip_minor: i.tip_minor,
+    total_minor: i.amount_minor + i.tip_minor,
+    currency: i.currency,
+    status: i.status,
+    ...(i.next_action ? { next_action: i.next_action } : {}),
+  };
+}
+
 /** spec: Events > data of payment_intent.* events: metadata always present (null when absent), never attempts. */
 export function intentEventData(i: IntentRow) {
   return {
@@ -117,16 +131,17 @@ export const OPEN = new Set(['pending', 'authorized', 'requires_action']);
 
 /**
  * The intent with its attempts and pending review. Scoped by tenant (and mode when given):
- * another tenant's id reads as absent.
+ * another tenant's id reads as absent. Workers, which only see ids their own actors enqueued,
+ * pass no tenant.
  */
-export async function hydrate(db: Db, id: string, tenantId: string, livemode?: boolean): Promise<Hydrated | undefined> {
+export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: boolean): Promise<Hydrated | undefined> {
   // One round trip: the intent, its attempts and its pending review.
   const rows = await db`
     select pi.*, coalesce(tc.offset_ms, 0) as clock_offset_ms,
            coalesce((select json_agg(a order by a.created_at, a.id) from attempts a where a.payment_intent_id = pi.id), '[]') as attempts_json,
            (select json_build_object('id', r.id, 'request', r.request) from risk_reviews r where r.payment_intent_id = pi.id and r.status = 'pending' limit 1) as review_json
       from payment_intents pi left join test_clocks tc on tc.tenant_id = pi.tenant_id and not pi.livemode
-     where pi.id = ${id} and pi.tenant_id = ${tenantId} ${livemode === undefined ? db`` : db`and pi.livemode = ${livemode}`}`;
+     where pi.id = ${id} ${tenantId === undefined ? db`` : db`and pi.tenant_id = ${tenantId}`} ${livemode === undefined ? db`` : db`and pi.livemode = ${livemode}`}`;
   if (!rows.length) return undefined;
   const { attempts_json, review_json, ...intentRow } = rows[0] as Record<string, unknown>;
   const intent = toIntent(intentRow);
@@ -140,10 +155,4 @@ export async function hydrate(db: Db, id: string, tenantId: string, livemode?: b
   );
   const review = review_json as { id: string; request: Record<string, unknown> | null } | null;
   return { intent, attempts: as, open: as.find((a) => OPEN.has(a.status)), review: review ?? undefined };
-}
-
-/** Which tenant owns an intent (workers receive ids only). */
-export async function ownerOf(db: Db, id: string): Promise<{ tenantId: string; livemode: boolean } | undefined> {
-  const rows = await db`select tenant_id, livemode from payment_intents where id = ${id}`;
-  return rows.length ? { tenantId: rows[0].tenant_id as string, livemode: rows[0].livemode as boolean } : undefined;
 }

@@ -24,13 +24,8 @@ import { openDispute } from './disputes.js';
 import { EntityLocks } from './lock.js';
 import { hydrate, intentEventData, intentView, type AttemptRow, type Hydrated, type IntentRow } from './payment-intent-store.js';
 import { Queues } from './queues.js';
-import { ATTR, inSpan, injectTrace, SpanKind } from '../ops/tracing.js';
-
-/** The active trace context for an outbox row (null when tracing is off). */
-export const traceCarrier = (tx: Db) => {
-  const c = injectTrace();
-  return Object.keys(c).length ? tx.json(c) : null;
-};
+import { ATTR, inSpan, SpanKind } from '../ops/tracing.js';
+import { appendEvent } from './outbox.js';
 import { evaluate, loadRules } from './risk.js';
 
 export const PI_QUEUE = 'pi';
@@ -426,9 +421,7 @@ export class PaymentIntents {
            where id::text = ${intent.metadata.payment_link_id} and tenant_id = ${intent.tenant_id} and not reusable`);
       }
       for (const type of emits) {
-        writes.push(tx`
-          insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data, traceparent)
-          values (${randomUUID()}, ${intent.tenant_id}, ${intent.livemode}, ${type}, ${intent.id}, ${tx.json(intentEventData(updated) as never)}, ${traceCarrier(tx)})`);
+        writes.push(appendEvent(tx, { tenantId: intent.tenant_id, livemode: intent.livemode, type, entityId: intent.id, data: intentEventData(updated) }));
       }
       await Promise.all(writes);
       const out: Outcome = { intent: updated, attempts, review, changed: true };
@@ -468,8 +461,10 @@ function evidenceEvent(o: ProviderOutcome, source: 'connector' | 'inbound', stat
   }
 }
 
-export async function reviewView(db: Db, tenantId: string, id: string) {
-  const rows = await db`select * from risk_reviews where id = ${id} and tenant_id = ${tenantId}`;
+/** A risk review of the tenant (and of the mode, when given: an API key sees only its mode's). */
+export async function reviewView(db: Db, tenantId: string, id: string, livemode?: boolean) {
+  const rows = await db`
+    select * from risk_reviews where id = ${id} and tenant_id = ${tenantId} ${livemode === undefined ? db`` : db`and livemode = ${livemode}`}`;
   if (!rows.length) throw new ApiError('risk_review.not_found');
   const r = rows[0];
   return {

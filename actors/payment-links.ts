@@ -104,3 +104,10 @@ export async function intentForLink(deps: Pick<AppDeps, 'sql' | 'payments'>, slu
   }
   return { link, merchant, intent };
 }
+
+/** The intent a payer opens for a link, with its client_secret; 404 once the link cannot be paid. */
+export async function payableIntent(deps: Pick<AppDeps, 'sql' | 'payments'>, slugValue: string) {
+  const co = await intentForLink(deps, slugValue);
+  if (!co.intent) throw new ApiError('payment_link.not_found', co.link.paid_at ? 'This payment link was already paid.' : 'This payment link is no longer active.');
+  return co.intent;
+}

@@ -13,7 +13,8 @@ import { refundMachine } from '../machines/refund.js';
 import type { Db, Sql } from '../ops/db.js';
 import type { Logger } from '../ops/log.js';
 import { postEntry } from './ledger.js';
-import { PI_QUEUE, traceCarrier } from './payment-intents.js';
+import { PI_QUEUE } from './payment-intents.js';
+import { appendEvent } from './outbox.js';
 import type { Queues } from './queues.js';
 
 export interface RefundsDeps {
@@ -177,10 +178,13 @@ export class Refunds {
           const [an] = transition(attemptMachine, attemptMachine.resolveState({ value: att.status as string, context: undefined as never }), { type: 'refunded', full });
           await tx`update attempts set status = ${an.value as string}, updated_at = now() where id = ${att.id as string}`;
         } else if (a.type === 'emit' && a.params) {
-          await tx`
-            insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, traceparent, data)
-            values (${randomUUID()}, ${row.tenant_id as string}, ${row.livemode as boolean}, ${a.params.event}, ${refundId}, ${traceCarrier(tx)},
-                    ${tx.json({ id: view.id, object: 'refund', attempt_id: view.attempt_id, payment_intent_id: view.payment_intent_id, amount_minor: view.amount_minor, currency: view.currency, status: view.status, reason: view.reason, failure_code: view.failure_code } as never)})`;
+          await appendEvent(tx, {
+            tenantId: row.tenant_id as string,
+            livemode: row.livemode as boolean,
+            type: a.params.event,
+            entityId: refundId,
+            data: { id: view.id, object: 'refund', attempt_id: view.attempt_id, payment_intent_id: view.payment_intent_id, amount_minor: view.amount_minor, currency: view.currency, status: view.status, reason: view.reason, failure_code: view.failure_code },
+          });
         }
       }
       return view;

@@ -3,6 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../ops/db.js';
 import type { RiskVerdict } from '../machines/payment-intent.js';
+import { ApiError } from '../api/errors.js';
+import { assertTenant } from './tenants.js';
 
 export const RISK_FIELDS = ['amount_minor', 'tip_minor', 'total_minor', 'currency', 'payment_method'] as const;
 export const RISK_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in'] as const;
@@ -61,7 +63,11 @@ export async function loadRules(db: Db, tenantId: string) {
   return rows.map((r) => ({ id: r.id as string, field: r.field as string, operator: r.operator as RiskOperator, value: r.value as unknown, action: r.action as 'block' | 'review' }));
 }
 
+/** Adds a rule after checking that its operator fits its value (numbers for gt/gte/lt/lte, a list for in). */
 export async function createRule(db: Db, tenantId: string, body: { field: string; operator: RiskOperator; value: unknown; action: 'block' | 'review' }): Promise<RiskRule> {
+  if (['gt', 'gte', 'lt', 'lte'].includes(body.operator) && typeof body.value !== 'number') throw new ApiError('risk_rule.invalid', `Operator ${body.operator} needs a number value.`);
+  if (body.operator === 'in' && !Array.isArray(body.value)) throw new ApiError('risk_rule.invalid', 'Operator in needs an array value.');
+  await assertTenant(db, tenantId);
   const id = randomUUID();
   const [row] = await db`
     insert into risk_rules (id, tenant_id, field, operator, value, action)

@@ -47,7 +47,8 @@ export async function createTenantIn(tx: Db, name: string): Promise<TenantView> 
   return { id, object: 'tenant', name, api_keys: [test, live], created_at: (row.created_at as Date).toISOString() };
 }
 
-async function assertTenant(db: Db, tenantId: string) {
+/** 404 tenant.not_found unless the tenant exists (operator API). */
+export async function assertTenant(db: Db, tenantId: string) {
   const rows = await db`select 1 from tenants where id = ${tenantId}`;
   if (!rows.length) throw new ApiError('tenant.not_found', `No tenant ${tenantId}.`);
 }
@@ -70,4 +71,14 @@ export async function revokeApiKey(deps: Pick<AppDeps, 'sql' | 'keys'>, tenantId
   if (!rows.length) throw new ApiError('api_key.not_found', `No API key ${keyId} belongs to tenant ${tenantId}.`);
   await deps.keys.announceRevocation(keyId);
   return { id: keyId, object: 'api_key', livemode: rows[0].livemode as boolean, scopes: rows[0].scopes as string[], revoked: true };
+}
+
+/** Operator settings of a tenant: the refund four-eyes threshold (null removes it). */
+export async function updateSettings(deps: Pick<AppDeps, 'sql'>, tenantId: string, body: { refund_approval_threshold_minor?: number; refund_approval_disabled?: true }) {
+  const patch = { refund_approval_threshold_minor: body.refund_approval_disabled ? null : body.refund_approval_threshold_minor ?? null };
+  const rows = await deps.sql`
+    update tenants set settings = settings || ${deps.sql.json(patch as never)} where id = ${tenantId} returning settings`;
+  if (!rows.length) throw new ApiError('tenant.not_found', `No tenant ${tenantId}.`);
+  const settings = rows[0].settings as { refund_approval_threshold_minor?: number | null };
+  return { object: 'tenant_settings' as const, tenant_id: tenantId, refund_approval_threshold_minor: settings.refund_approval_threshold_minor ?? null };
 }

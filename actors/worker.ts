@@ -5,8 +5,8 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { AppDeps } from '../api/deps.js';
 import { ProviderUnavailable } from '../connectors/acquirer.js';
 import { startHeartbeat } from '../ops/heartbeat.js';
-import { tenantNow } from './clock.js';
-import { hydrate, ownerOf } from './payment-intent-store.js';
+import { nowFor, tenantNow } from './clock.js';
+import { hydrate } from './payment-intent-store.js';
 import { LockBusy, PI_QUEUE } from './payment-intents.js';
 import { queueName } from './queues.js';
 import { WH_QUEUE } from './webhook-delivery.js';
@@ -77,14 +77,12 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
       await deps.methods.activate(job.data.paymentMethodId!);
       return { activated: true };
     }
-    const owner = await ownerOf(sql, intentId);
-    if (!owner) return { skipped: 'unknown intent' };
     switch (job.name) {
       case 'attempt.execute':
       case 'attempt.capture':
       case 'attempt.inbound': {
         return pi.withLock(intentId, 2000, async () => {
-          const h = await hydrate(sql, intentId, owner.tenantId);
+          const h = await hydrate(sql, intentId);
           const attempt = h?.attempts.find((a) => a.id === attemptId);
           if (!h || !attempt) return { skipped: 'unknown attempt' };
           const connector = deps.router.connector(attempt.connector_key);
@@ -115,7 +113,7 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
             if (!outcome) return { skipped: 'provider does not know the attempt' };
           }
           // Under the same lock nothing changed since the read above: the step reuses it.
-          await pi.stepLocked(owner.tenantId, owner.livemode, intentId, {
+          await pi.stepLocked(h.intent.tenant_id, h.intent.livemode, intentId, {
             kind: 'evidence',
             attemptId: attempt.id,
             outcome,
@@ -125,7 +123,7 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
         });
       }
       case 'attempt.void': {
-        const h = await hydrate(sql, intentId, owner.tenantId);
+        const h = await hydrate(sql, intentId);
         const attempt = h?.attempts.find((a) => a.id === attemptId);
         if (attempt) await deps.router.connector(attempt.connector_key).void(attempt.provider_key);
         return { voided: true };
@@ -133,8 +131,7 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
       case 'timer.fire': {
         const [t] = await sql`select id, tenant_id, livemode, entity_id, due_at, fired_at from timers where id = ${job.data.timerId!}`;
         if (!t || t.fired_at) return { skipped: 'fired' };
-        const offset = (await sql`select offset_ms from test_clocks where tenant_id = ${t.tenant_id}`)[0]?.offset_ms ?? 0;
-        const now = tenantNow(Number(offset), t.livemode as boolean);
+        const now = await nowFor(sql, t.tenant_id as string, t.livemode as boolean);
         if ((t.due_at as Date).getTime() > now.getTime()) return { skipped: 'not due yet by the tenant clock' }; // the sweeper fires it when due
         await pi.command(t.tenant_id as string, t.livemode as boolean, t.entity_id as string, { kind: 'expire', timerId: t.id as string }, 2000);
         return { fired: true };

@@ -7,7 +7,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, ty
 import type { AppDeps } from './deps.js';
 import { ApiError, envelope, isApiError } from './errors.js';
 import { isIdempotencyConflict, parseIdempotencyKey, type IdempotencyHandle } from './idempotency.js';
-import { stripNulls } from './json.js';
+import { answerJson, stripNulls } from './json.js';
 import { constantTimeEqual, requireScope } from './auth.js';
 import type { Method, Principal, Reply, RequestContext, RouteDef } from './route.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
@@ -67,7 +67,6 @@ export const READ_HEADERS = [
   'authorization', 'x-admin-key', 'idempotency-key', 'content-length', 'content-type', 'host',
   'x-service-client-secret', 'x-forwarded-for', 'traceparent', 'tracestate', 'baggage',
 ] as const;
-const dropNulls = (_k: string, v: unknown) => (v === null ? undefined : v);
 const enc = (x: string) => new Uint8Array(Buffer.from(x, 'latin1'));
 const STATUS_BUF: Record<number, Uint8Array> = {};
 for (const [code, line] of Object.entries(STATUS_LINE)) STATUS_BUF[Number(code)] = enc(line);
@@ -122,7 +121,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     };
   });
 
-  function send(res: HttpResponse, st: ReqState, requestId: string, reply: Reply, authenticated: boolean, close = false) {
+  function send(res: HttpResponse, st: ReqState, requestId: string, reply: Reply, close = false) {
     if (st.aborted || st.done) return;
     st.done = true;
     let payload: string;
@@ -130,8 +129,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     if (reply.text !== undefined) payload = reply.text;
     else if (reply.body !== undefined) {
       // spec: null fields are omitted (authenticated responses; we omit them everywhere for one shape).
-      payload = reply.keepNulls ? JSON.stringify(reply.body) : JSON.stringify(reply.body, dropNulls);
-      void authenticated;
+      payload = reply.keepNulls ? JSON.stringify(reply.body) : answerJson(reply.body);
       type ??= 'application/json';
     } else payload = '';
     res.cork(() => {
@@ -337,7 +335,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       const ip = c.rateLimit === 'public' || c.def.auth !== 'api_key' ? clientIp(res, headers, config.trustedProxies) : '';
 
       if (draining) {
-        send(res, st, requestId, errorReply(new ApiError('service_unavailable', 'The server is shutting down; retry on another instance.'), requestId, c.def.path), false, true);
+        send(res, st, requestId, errorReply(new ApiError('service_unavailable', 'The server is shutting down; retry on another instance.'), requestId, c.def.path), true);
         return;
       }
       inflight++;
@@ -348,7 +346,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
         if (declared > c.bodyLimit) {
           // Refuse before reading a byte; close so the unread body does not poison the connection.
           const err = new ApiError('request.too_large', `The body (${declared} bytes) is larger than the ${c.bodyLimit} bytes this route accepts.`);
-          send(res, st, requestId, errorReply(err, requestId, c.def.path), false, true);
+          send(res, st, requestId, errorReply(err, requestId, c.def.path), true);
           finish(c, method, 413, t0);
           return;
         }
@@ -367,14 +365,14 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
           pipeline(c, res, st, requestId, method, path, rawQuery, headers, params, ip, bodyPromise, span),
         )
         .then(({ reply, principal, close }) => {
-          if (reply.status !== 499) send(res, st, requestId, reply, c.def.auth === 'admin' || (c.def.auth === 'api_key' && !!principal), close);
+          if (reply.status !== 499) send(res, st, requestId, reply, close);
           span.setAttribute(ATTR.httpStatus, reply.status);
           if (reply.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
           finish(c, method, st.aborted ? 499 : reply.status, t0);
         })
         .catch((e) => {
           log.error('edge failure', { requestId, err: e });
-          send(res, st, requestId, errorReply(e, requestId, c.def.path), false);
+          send(res, st, requestId, errorReply(e, requestId, c.def.path));
           finish(c, method, 500, t0);
         })
         .finally(() => span.end());
@@ -413,7 +411,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     const requestId = randomUUID();
     const line = `${req.getMethod().toUpperCase()} ${req.getUrl()}`;
     const err = new ApiError('route.not_found', `No route for ${line}. The API is described at ${config.publicBaseUrl}/openapi/v1.json.`);
-    send(res, st, requestId, { status: 404, body: envelope(err, requestId, config.publicBaseUrl) }, false, true);
+    send(res, st, requestId, { status: 404, body: envelope(err, requestId, config.publicBaseUrl) }, true);
   });
 
   return {

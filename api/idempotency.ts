@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Db, Sql } from '../ops/db.js';
 import { ApiError } from './errors.js';
-import { canonicalJson, stripNulls } from './json.js';
+import { answerJson, canonicalJson } from './json.js';
 import type { Principal, Reply } from './route.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -51,7 +51,7 @@ export async function saveIdempotent(tx: Db, h: IdempotencyHandle | undefined, s
   await tx`
     -- the idempotency record of this request; commits or rolls back with its effect
     insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body)
-    values (${h.tenantId}, ${h.livemode}, ${h.key}, ${h.requestHash}, ${h.method}, ${h.path}, ${status}, ${JSON.stringify(stripNulls(body))})`;
+    values (${h.tenantId}, ${h.livemode}, ${h.key}, ${h.requestHash}, ${h.method}, ${h.path}, ${status}, ${answerJson(body)})`;
 }
 
 export const isIdempotencyConflict = (e: unknown) =>

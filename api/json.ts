@@ -11,6 +11,14 @@ export function stripNulls<T>(value: T): T {
   return value;
 }
 
+const dropNulls = (_k: string, v: unknown) => (v === null ? undefined : v);
+
+/**
+ * The JSON of an answer body: null fields omitted (spec: Global conventions). The edge sends
+ * this and the idempotency record stores this, so a replay is byte for byte the original.
+ */
+export const answerJson = (body: unknown): string => JSON.stringify(body, dropNulls);
+
 /** JSON with object keys sorted, so that two bodies differing only in key order or spacing hash alike. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';

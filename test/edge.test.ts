@@ -144,6 +144,17 @@ t.test('rate limits: 429 with Retry-After and no X-RateLimit headers', async (t)
   for (let i = 0; i < 8; i++) t.equal((await a.call('GET', '/health')).status, 200);
 });
 
+t.test('a burst of concurrent requests is counted exactly (batched counting)', async (t) => {
+  const a = await startTestApp({ RATE_LIMIT_V1_PER_MIN: '5' });
+  t.teardown(() => a.stop());
+  const ten = await a.newTenant();
+  const msLeft = 60_000 - (Date.now() % 60_000);
+  if (msLeft < 3000) await new Promise((r) => setTimeout(r, msLeft + 50));
+  const rs = await Promise.all(Array.from({ length: 12 }, () => a.call('GET', '/v1/customers', { key: ten.testKey })));
+  t.equal(rs.filter((r) => r.status === 200).length, 5, 'exactly the limit passes');
+  t.equal(rs.filter((r) => r.status === 429).length, 7);
+});
+
 t.test('the limit is shared by every API process', async (t) => {
   const a = await startTestApp({ RATE_LIMIT_V1_PER_MIN: '4' });
   const { startApp } = await import('../ops/app.js');

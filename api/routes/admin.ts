@@ -1,16 +1,12 @@
 // Operator API (decisions.md §2), behind X-Admin-Key.
-import { createApiKey, createTenant, revokeApiKey } from '../../actors/tenants.js';
+import { createApiKey, createTenant, revokeApiKey, updateSettings } from '../../actors/tenants.js';
 import { apiKeyResource, createApiKeyBody, createTenantBody, tenantResource, type CreateApiKeyBody, type CreateTenantBody } from '../../schemas/admin.js';
 import { defineRoute } from '../route.js';
 import { simulateInbound } from '../../actors/inbound.js';
 import { createRule } from '../../actors/risk.js';
-import { ApiError } from '../errors.js';
 import { riskReviewResource, riskRuleBody, simulateInboundBody, type RiskRuleBody } from '../../schemas/payment-intents.js';
 import { approveBody, refundApprovalResource, refundResource, tenantSettingsBody, type ApproveBody, type TenantSettingsBody } from '../../schemas/refunds.js';
 
-async function assertTenant(sql: import('../../ops/db.js').Sql, id: string) {
-  if (!(await sql`select 1 from tenants where id = ${id}`).length) throw new ApiError('tenant.not_found', `No tenant ${id}.`);
-}
 
 export const adminRoutes = [
   defineRoute<CreateTenantBody>({
@@ -77,13 +73,7 @@ export const adminRoutes = [
     tags: ['Operator'],
     responses: { 201: { description: 'The rule' } },
     errors: ['tenant.not_found'],
-    handler: async (ctx) => {
-      await assertTenant(ctx.deps.sql, ctx.params.tenantId);
-      const numeric = ['gt', 'gte', 'lt', 'lte'].includes(ctx.body.operator);
-      if (numeric && typeof ctx.body.value !== 'number') throw new ApiError('risk_rule.invalid', `Operator ${ctx.body.operator} needs a number value.`);
-      if (ctx.body.operator === 'in' && !Array.isArray(ctx.body.value)) throw new ApiError('risk_rule.invalid', 'Operator in needs an array value.');
-      return { status: 201, body: await createRule(ctx.deps.sql, ctx.params.tenantId, ctx.body as never) };
-    },
+    handler: async (ctx) => ({ status: 201, body: await createRule(ctx.deps.sql, ctx.params.tenantId, ctx.body as never) }),
   }),
   ...(['approve', 'reject'] as const).map((decision) =>
     defineRoute({
@@ -109,14 +99,7 @@ export const adminRoutes = [
     tags: ['Operator'],
     responses: { 200: { description: 'The settings' } },
     errors: ['tenant.not_found'],
-    handler: async (ctx) => {
-      await assertTenant(ctx.deps.sql, ctx.params.tenantId);
-      const patch = ctx.body.refund_approval_disabled ? { refund_approval_threshold_minor: null } : { refund_approval_threshold_minor: ctx.body.refund_approval_threshold_minor };
-      const [row] = await ctx.deps.sql`
-        update tenants set settings = settings || ${ctx.deps.sql.json(patch as never)} where id = ${ctx.params.tenantId} returning settings`;
-      const settings = row.settings as { refund_approval_threshold_minor?: number | null };
-      return { status: 200, body: { object: 'tenant_settings', tenant_id: ctx.params.tenantId, refund_approval_threshold_minor: settings.refund_approval_threshold_minor ?? null } };
-    },
+    handler: async (ctx) => ({ status: 200, body: await updateSettings(ctx.deps, ctx.params.tenantId, ctx.body) }),
   }),
   defineRoute<ApproveBody>({
     method: 'POST',

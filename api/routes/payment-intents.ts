@@ -132,10 +132,6 @@ export const paymentIntentRoutes = [
     tags: ['Risk'],
     responses: { 200: { description: 'The review', schema: riskReviewResource } },
     errors: ['risk_review.not_found'],
-    handler: async (ctx) => {
-      const r = await reviewView(ctx.deps.sql, ctx.principal.tenantId, ctx.params.id);
-      if (r.livemode !== ctx.principal.livemode) throw new ApiError('risk_review.not_found');
-      return { status: 200, body: r };
-    },
+    handler: async (ctx) => ({ status: 200, body: await reviewView(ctx.deps.sql, ctx.principal.tenantId, ctx.params.id, ctx.principal.livemode) }),
   }),
 ];

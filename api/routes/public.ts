@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import QRCode from 'qrcode';
 import { checkoutConfig, publicConfirm, publicGet, publicView } from '../../actors/checkout.js';
-import { createLink, demoTenantId, getLink, intentForLink, listLinks } from '../../actors/payment-links.js';
+import { createLink, demoTenantId, getLink, intentForLink, listLinks, payableIntent } from '../../actors/payment-links.js';
 import { complete3ds } from '../../actors/inbound.js';
 import { webDir } from '../../ops/paths.js';
 import {
@@ -91,9 +91,8 @@ export const publicRoutes: RouteDef[] = [
     responses: { 200: { description: 'The intent to pay, with its client_secret' } },
     errors: ['payment_link.not_found'],
     handler: async (ctx) => {
-      const co = await intentForLink(ctx.deps, ctx.params.slug);
-      if (!co.intent) throw new ApiError('payment_link.not_found', co.link.paid_at ? 'This payment link was already paid.' : 'This payment link is no longer active.');
-      return { status: 200, body: { ...publicView({ ...co.intent, next_action: null } as never), client_secret: co.intent.client_secret } };
+      const intent = await payableIntent(ctx.deps, ctx.params.slug);
+      return { status: 200, body: { ...publicView({ ...intent, next_action: null } as never), client_secret: intent.client_secret } };
     },
   }),
   defineRoute<unknown, { data: string }>({
