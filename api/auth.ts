@@ -71,11 +71,27 @@ export class KeyStore {
     for (const [h, c] of this.cache) if (c.principal?.keyId === keyId) this.cache.delete(h);
   }
 
-  /** The principal of an Authorization header, or 401 api_key.missing_or_invalid (one message for every cause). */
-  async authenticate(authorization: string | undefined): Promise<Principal> {
+  /** The key hash of an Authorization header, or 401 api_key.missing_or_invalid when it is not a well-formed key. */
+  private hashOf(authorization: string | undefined): string {
     const m = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
     if (!m || !KEY_SHAPE.test(m[1])) throw new ApiError('api_key.missing_or_invalid');
-    const hash = hashKey(m[1]);
+    return hashKey(m[1]);
+  }
+
+  /**
+   * The principal from this process's cache, without waiting: undefined when the cache has no
+   * fresh record (then call authenticate), 401 when the header is malformed or the key is known bad.
+   */
+  cached(authorization: string | undefined): Principal | undefined {
+    const hit = this.cache.get(this.hashOf(authorization));
+    if (!hit || hit.until <= Date.now()) return undefined;
+    if (!hit.principal) throw new ApiError('api_key.missing_or_invalid');
+    return hit.principal;
+  }
+
+  /** The principal of an Authorization header, or 401 api_key.missing_or_invalid (one message for every cause). */
+  async authenticate(authorization: string | undefined): Promise<Principal> {
+    const hash = this.hashOf(authorization);
     const now = Date.now();
     const hit = this.cache.get(hash);
     let principal: Principal | null;

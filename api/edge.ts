@@ -1,25 +1,51 @@
 // The HTTP edge on uWebSockets.js: route table → parse, authenticate, rate-limit, validate,
 // idempotency → handler → envelope. No business rule lives here.
+//
+// One Exchange object per request carries it through the steps. The steps run synchronously
+// wherever nothing has to be waited for: on an authenticated route with the key in the cache, the
+// rate-limit count in Redis is the only wait before the handler (the body, if any, is read while
+// it runs), and a handler that answers without awaiting is answered in the same turn. Promises
+// appear only where something async really happens (a key cache miss, idempotency, an async
+// handler). Spans are made only when an OpenTelemetry SDK is registered.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Span } from '@opentelemetry/api';
+import {
+  INVALID_SPAN_CONTEXT,
+  ProxyTracerProvider,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import type { AppDeps } from './deps.js';
-import { ApiError, envelope, isApiError } from './errors.js';
+import { ApiError, envelopeJson, isApiError } from './errors.js';
 import { isIdempotencyConflict, parseIdempotencyKey, type IdempotencyHandle } from './idempotency.js';
 import { answerJson, stripNulls } from './json.js';
-import { constantTimeEqual, requireScope } from './auth.js';
+import { constantTimeEqual, hashKey, requireScope } from './auth.js';
+import type { VerdictSink } from './rate-limit.js';
 import type { Method, Principal, Reply, RequestContext, RouteDef } from './route.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { compileBody, compileQuery, type Validator } from './validation.js';
-import { hashKey } from './auth.js';
 import { ATTR } from '../ops/tracing.js';
 
 const tracer = trace.getTracer('orquesta-edge');
 // Span attribute names live in ops/tracing.ts (ATTR).
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const STATUS_LINE: Record<number, string> = {};
-for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_LINE[Number(code)] = `${code} ${text}`;
+
+/** The API's no-op provider: what the global provider delegates to until an SDK registers one. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+/** Whether spans are recorded now (an SDK may be started or stopped at any time, e.g. in tests). */
+function tracingOn(): boolean {
+  const p = trace.getTracerProvider();
+  return !(p instanceof ProxyTracerProvider) || p.getDelegate() !== NOOP_TRACER_PROVIDER;
+}
+/** ctx.span when tracing is off: a non-recording span, as the no-op tracer would make. */
+const NO_SPAN = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 interface Compiled {
   def: RouteDef;
@@ -29,29 +55,20 @@ interface Compiled {
   query?: Validator;
   bodyLimit: number;
   rateLimit: 'v1' | 'public' | null;
+  hasBody: boolean;
+  /** The request headers read for this route (see READ_HEADERS), as uWS keys, and their index by name. */
+  headerNames: Uint8Array[];
+  headerIndex: Map<string, number>;
+  iAuthorization: number;
+  iAdminKey: number;
+  iIdempotencyKey: number;
+  iContentLength: number;
+  spanName: string;
   metricRoute: string;
   /** prom-client children per method, cached (label hashing per request is not free). */
   durationChild?: { observe(v: number): void };
   counters: Map<number, { inc(): void }>;
 }
-
-interface ReqState {
-  aborted: boolean;
-  done: boolean;
-  /** Created only when someone asks for the signal (an AbortController per request is not free). */
-  controller?: AbortController;
-  onAbort?: () => void;
-}
-
-function signalOf(st: ReqState): AbortSignal {
-  if (!st.controller) {
-    st.controller = new AbortController();
-    if (st.aborted) st.controller.abort();
-  }
-  return st.controller.signal;
-}
-
-class Aborted extends Error {}
 
 export interface Edge {
   app: TemplatedApp;
@@ -62,19 +79,28 @@ export interface Edge {
 }
 
 const METHODS_WITH_BODY = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** Every request header the service reads (ctx.header() sees only these). */
+/**
+ * Every request header the service reads; ctx.header() sees only these. Routes without an API key
+ * (health, docs, admin, public) copy all of them; API-key routes copy only what the edge uses
+ * (authorization, idempotency-key on idempotent routes, content-length and content-type on routes
+ * with a body), since reading a header from uWS is not free and their handlers read none.
+ */
 export const READ_HEADERS = [
   'authorization', 'x-admin-key', 'idempotency-key', 'content-length', 'content-type', 'host',
   'x-service-client-secret', 'x-forwarded-for', 'traceparent', 'tracestate', 'baggage',
 ] as const;
+/** Trace context headers: read only while tracing is on. */
+const TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as const;
 const enc = (x: string) => new Uint8Array(Buffer.from(x, 'latin1'));
+const TRACE_HEADER_KEYS = TRACE_HEADERS.map(enc);
 const STATUS_BUF: Record<number, Uint8Array> = {};
-for (const [code, line] of Object.entries(STATUS_LINE)) STATUS_BUF[Number(code)] = enc(line);
+for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_BUF[Number(code)] = enc(`${code} ${text}`);
 const H_REQUEST_ID = enc('X-Request-Id');
 const H_CONTENT_TYPE = enc('Content-Type');
 const V_JSON = enc('application/json; charset=utf-8');
 const H_NOSNIFF = enc('X-Content-Type-Options');
 const V_NOSNIFF = enc('nosniff');
+const JSON_TYPE = 'application/json';
 
 export function toUwsPattern(path: string): { pattern: string; params: string[] } {
   const params: string[] = [];
@@ -85,21 +111,30 @@ export function toUwsPattern(path: string): { pattern: string; params: string[] 
   return { pattern, params };
 }
 
-function clientIp(res: HttpResponse, headers: Map<string, string>, trusted: readonly string[]): string {
+function clientIp(res: HttpResponse, forwardedFor: string | undefined, trusted: readonly string[]): string {
   let ip = Buffer.from(res.getRemoteAddressAsText()).toString();
   if (ip.startsWith('::ffff:')) ip = ip.slice(7);
   else if (/^0000:0000:0000:0000:0000:ffff:/.test(ip)) ip = ip.slice(30);
   if (trusted.length && trusted.includes(ip)) {
     // Walk X-Forwarded-For from the right, skipping our own proxies: the first other hop is the client.
-    const hops = (headers.get('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const hops = (forwardedFor ?? '').split(',').map((s) => s.trim()).filter(Boolean);
     for (let i = hops.length - 1; i >= 0; i--) if (!trusted.includes(hops[i])) return hops[i];
   }
   return ip;
 }
 
+const isThenable = (x: unknown): x is PromiseLike<Reply> => typeof (x as { then?: unknown } | null)?.then === 'function';
+
+/** Body reading states. */
+const NO_BODY = 0;
+const READING = 1;
+const READ = 2;
+const TOO_LARGE = 3;
+
 export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
   const app = uws.App();
   const { config, log, metrics } = deps;
+  const baseUrl = config.publicBaseUrl;
   let listenSocket: us_listen_socket | null = null;
   let inflight = 0;
   let draining = false;
@@ -108,6 +143,12 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
   const compiled: Compiled[] = routes.map((def) => {
     const { params } = toUwsPattern(def.path);
     const rl = def.rateLimitExempt ? null : def.path.startsWith('/v1/') ? 'v1' : def.path.startsWith('/public/') ? 'public' : null;
+    const hasBody = METHODS_WITH_BODY.has(def.method);
+    const names: string[] =
+      def.auth === 'api_key'
+        ? ['authorization', ...(def.idempotency ? ['idempotency-key'] : []), ...(hasBody ? ['content-length', 'content-type'] : []), ...(rl === 'public' ? ['x-forwarded-for'] : [])]
+        : READ_HEADERS.filter((h) => !(TRACE_HEADERS as readonly string[]).includes(h));
+    const headerIndex = new Map(names.map((n, i) => [n, i]));
     return {
       def,
       paramNames: params,
@@ -116,27 +157,33 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       query: def.query ? compileQuery(def.query) : undefined,
       bodyLimit: def.bodyLimit ?? config.bodyLimitBytes,
       rateLimit: rl,
+      hasBody,
+      headerNames: names.map(enc),
+      headerIndex,
+      iAuthorization: headerIndex.get('authorization') ?? -1,
+      iAdminKey: headerIndex.get('x-admin-key') ?? -1,
+      iIdempotencyKey: headerIndex.get('idempotency-key') ?? -1,
+      iContentLength: headerIndex.get('content-length') ?? -1,
+      spanName: `${def.method} ${def.path}`,
       metricRoute: def.path,
       counters: new Map(),
     };
   });
 
-  function send(res: HttpResponse, st: ReqState, requestId: string, reply: Reply, close = false) {
-    if (st.aborted || st.done) return;
-    st.done = true;
+  function send(res: HttpResponse, requestId: string, reply: Reply, close = false) {
     let payload: string;
     let type = reply.contentType;
     if (reply.text !== undefined) payload = reply.text;
     else if (reply.body !== undefined) {
       // spec: null fields are omitted (authenticated responses; we omit them everywhere for one shape).
       payload = reply.keepNulls ? JSON.stringify(reply.body) : answerJson(reply.body);
-      type ??= 'application/json';
+      type ??= JSON_TYPE;
     } else payload = '';
     res.cork(() => {
       // Constant status lines and headers are pre-encoded: uWS then copies bytes, no UTF-8 conversion.
       res.writeStatus(STATUS_BUF[reply.status] ?? String(reply.status));
       res.writeHeader(H_REQUEST_ID, requestId);
-      if (type === 'application/json') res.writeHeader(H_CONTENT_TYPE, V_JSON);
+      if (type === JSON_TYPE) res.writeHeader(H_CONTENT_TYPE, V_JSON);
       else if (type) res.writeHeader(H_CONTENT_TYPE, type.includes('charset') || !type.startsWith('text/') ? type : `${type}; charset=utf-8`);
       res.writeHeader(H_NOSNIFF, V_NOSNIFF);
       if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
@@ -153,239 +200,358 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       err = new ApiError(unavailable ? 'service_unavailable' : 'internal_error');
       log.error('request failed', { requestId, route, err: e });
     }
-    return { status: err.status, body: envelope(err, requestId, config.publicBaseUrl), headers: err.headers };
+    // The envelope's JSON from pre-serialised parts (the same bytes as answerJson(envelope(…))).
+    return { status: err.status, text: envelopeJson(err, requestId, baseUrl), contentType: JSON_TYPE, headers: err.headers };
   }
 
-  function readBody(res: HttpResponse, st: ReqState, limit: number): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let over = false;
-      st.onAbort = () => reject(new Aborted());
-      res.onData((chunk, isLast) => {
-        if (over) return;
-        size += chunk.byteLength;
-        if (size > limit) {
-          over = true;
-          reject(new ApiError('request.too_large', `The body is larger than the ${limit} bytes this route accepts.`));
-          return;
-        }
-        chunks.push(Buffer.from(chunk.slice(0))); // copy: uWS reuses the chunk's memory after the callback
-        if (isLast) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
-      });
-    });
-  }
-
-  async function pipeline(
-    c: Compiled,
-    res: HttpResponse,
-    st: ReqState,
-    requestId: string,
-    method: Method,
-    path: string,
-    rawQuery: string,
-    headers: Map<string, string>,
-    params: Record<string, string>,
-    ip: string,
-    bodyPromise: Promise<Buffer> | null,
-    span: Span,
-  ): Promise<{ reply: Reply; principal?: Principal; close?: boolean }> {
-    const def = c.def;
-    let principal: Principal | undefined;
-    try {
-      // 1. Authentication.
-      if (def.auth === 'api_key') {
-        principal = await deps.keys.authenticate(headers.get('authorization'));
-        span.setAttribute(ATTR.tenantId, principal.tenantId);
-        span.setAttribute(ATTR.livemode, principal.livemode);
-      } else if (def.auth === 'admin') {
-        const k = headers.get('x-admin-key');
-        if (!k || !constantTimeEqual(hashKey(k), deps.adminKeyHash)) throw new ApiError('admin_key.missing_or_invalid');
-      }
-      // 2. Rate limit (spec: Limits): per API key on /v1, per client IP on /public.
-      if (c.rateLimit === 'v1' && principal) {
-        const v = await deps.limiter.hit(`k:${principal.keyId}`, config.rateLimitV1PerMin, principal.keyId).catch((e) => failOpen(e));
-        if (v.revoked) throw new ApiError('api_key.missing_or_invalid');
-        if (!v.allowed) {
-          metrics.rateLimited.inc({ kind: 'v1' });
-          throw new ApiError('rate_limit_exceeded', undefined, { 'Retry-After': String(v.retryAfter) });
-        }
-      } else if (c.rateLimit === 'public') {
-        const v = await deps.limiter.hit(`ip:${ip}`, config.rateLimitPublicPerMin).catch((e) => failOpen(e));
-        if (!v.allowed) {
-          metrics.rateLimited.inc({ kind: 'public' });
-          throw new ApiError('rate_limit_exceeded', undefined, { 'Retry-After': String(v.retryAfter) });
-        }
-      }
-      // 3. Scope.
-      if (principal) requireScope(principal, def.scope);
-      // 4. Path parameters: a malformed id answers exactly like an unknown one.
-      for (const i of c.uuidParams) {
-        if (!UUID.test(params[c.paramNames[i]])) throw new ApiError(def.notFound ?? 'route.not_found');
-      }
-      // 5. Body and query.
-      let parsed: unknown = undefined;
-      if (bodyPromise) {
-        const raw = await bodyPromise;
-        if (c.body) {
-          const text = raw.length ? raw.toString('utf8') : '';
-          if (text.trim() === '') parsed = {};
-          else {
-            try {
-              parsed = JSON.parse(text);
-            } catch (e) {
-              throw new ApiError('request.malformed_json', `The body is not valid JSON (${(e as Error).message}). Send a JSON object with Content-Type: application/json.`);
-            }
-          }
-          if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-            throw new ApiError('request.malformed_json', 'The body must be a JSON object.');
-          }
-        }
-      }
-      // A null field means "not sent" (spec: tip_minor null/omitted = 0; patch: null = untouched).
-      if (parsed !== undefined) parsed = stripNulls(parsed);
-      // The fingerprint is taken before validation applies defaults, and only when it may be needed.
-      const hashBody = def.idempotency && headers.has('idempotency-key') ? (parsed === undefined ? null : JSON.parse(JSON.stringify(parsed))) : null;
-      const body = c.body ? c.body(parsed) : undefined;
-      const queryObj: Record<string, string> = {};
-      if (rawQuery) for (const [k, v] of new URLSearchParams(rawQuery)) queryObj[k] = v;
-      const query = c.query ? c.query(queryObj) : queryObj;
-
-      // 6. Idempotency.
-      let idem: IdempotencyHandle | undefined;
-      let release: (() => Promise<void>) | undefined;
-      if (def.idempotency && principal) {
-        const key = parseIdempotencyKey(headers.get('idempotency-key'), def.idempotency === 'required');
-        if (key) {
-          const begun = await deps.idempotency.begin(principal, key, method, path, hashBody, requestId);
-          if ('replay' in begun) {
-            metrics.idempotentReplays.inc();
-            return { reply: begun.replay, principal };
-          }
-          idem = begun.handle;
-          release = begun.release;
-        }
-      }
-
-      const ctx: RequestContext = {
-        requestId,
-        method,
-        path,
-        params,
-        query,
-        body,
-        ip,
-        header: (n) => headers.get(n.toLowerCase()),
-        principal: principal as Principal,
-        idem,
-        deps,
-        span,
-        get signal() {
-          return signalOf(st);
-        },
-      };
-      try {
-        return { reply: await def.handler(ctx), principal };
-      } catch (e) {
-        // A concurrent twin with the same key committed first: our effect rolled back; replay theirs.
-        if (idem && principal && isIdempotencyConflict(e)) {
-          const stored = await deps.idempotency.lookup(principal, idem.key, idem.requestHash);
-          if (stored) return { reply: stored, principal };
-        }
-        throw e;
-      } finally {
-        if (release) await release().catch((e) => log.warn('idempotency lock release failed', { requestId, err: e }));
-      }
-    } catch (e) {
-      if (e instanceof Aborted) return { reply: { status: 499 }, principal };
-      const close = isApiError(e) && e.code === 'request.too_large';
-      return { reply: errorReply(e, requestId, def.path), principal, close };
-    }
+  function finish(c: Compiled, status: number, t0: number) {
+    inflight--;
+    let counter = c.counters.get(status);
+    if (!counter) c.counters.set(status, (counter = metrics.httpRequests.labels({ method: c.def.method, route: c.metricRoute, status: String(status) })));
+    counter.inc();
+    (c.durationChild ??= metrics.httpDuration.labels({ method: c.def.method, route: c.metricRoute })).observe((performance.now() - t0) / 1000);
+    if (draining && inflight === 0 && drained) drained();
   }
 
   function failOpen(e: unknown) {
     // Redis unreachable: the window cannot be counted. Serve rather than refuse everyone; the
     // key cache (KEY_CACHE_SECONDS) still bounds how long a revoked key can slip through.
     log.warn('rate limiter unavailable, request not counted', { err: e });
-    return { allowed: true, revoked: false, retryAfter: 0 };
+  }
+
+  /** One request, from the uWS handler to the answer. It is also the handler's RequestContext. */
+  class Exchange implements RequestContext, VerdictSink {
+    readonly method: Method;
+    readonly deps = deps;
+    ip = '';
+    params: Record<string, string> = {};
+    query: unknown = undefined;
+    body: unknown = undefined;
+    principal!: Principal;
+    idem?: IdempotencyHandle;
+    span: Span = NO_SPAN;
+    /** The active context for the handler when tracing is on. */
+    spanCtx: Context | undefined = undefined;
+    /** Header values, in the order of c.headerNames. */
+    hv: Array<string | undefined>;
+    traceHeaders: Record<string, string> | undefined = undefined;
+    aborted = false;
+    /** The answer is written (or the client is gone): nothing more is sent. */
+    sent = false;
+    /** finish() ran: in-flight count, metrics, span. */
+    finished = false;
+    controller: AbortController | undefined = undefined;
+    bodyState = NO_BODY;
+    bodySize = 0;
+    bodyChunks: Buffer[] | null = null;
+    bodyText = '';
+    /** The pipeline reached the body step before the body was complete. */
+    bodyWaited = false;
+
+    constructor(
+      readonly c: Compiled,
+      readonly res: HttpResponse,
+      readonly requestId: string,
+      readonly path: string,
+      readonly rawQuery: string,
+      readonly t0: number,
+    ) {
+      this.method = c.def.method;
+      this.hv = new Array(c.headerNames.length);
+    }
+
+    header(name: string): string | undefined {
+      const n = name.toLowerCase();
+      const i = this.c.headerIndex.get(n);
+      return i === undefined ? this.traceHeaders?.[n] : this.hv[i];
+    }
+
+    get signal(): AbortSignal {
+      // Created only when someone asks for it (an AbortController per request is not free).
+      if (!this.controller) {
+        this.controller = new AbortController();
+        if (this.aborted) this.controller.abort();
+      }
+      return this.controller.signal;
+    }
+
+    onAborted() {
+      this.aborted = true;
+      this.sent = true;
+      this.controller?.abort();
+      if (this.bodyWaited && this.bodyState === READING) this.end(499, 499);
+    }
+
+    onData(chunk: ArrayBuffer, isLast: boolean) {
+      if (this.bodyState !== READING) return;
+      const n = chunk.byteLength;
+      this.bodySize += n;
+      if (this.bodySize > this.c.bodyLimit) {
+        this.bodyState = TOO_LARGE;
+        this.bodyChunks = null;
+      } else if (this.c.body) {
+        if (isLast && this.bodyChunks === null) {
+          // The usual small body: one chunk, decoded while uWS still owns its memory.
+          this.bodyText = n ? Buffer.from(chunk, 0, n).toString('utf8') : '';
+        } else {
+          (this.bodyChunks ??= []).push(Buffer.from(chunk.slice(0))); // copy: uWS reuses the chunk's memory after the callback
+          if (isLast) {
+            this.bodyText = Buffer.concat(this.bodyChunks).toString('utf8');
+            this.bodyChunks = null;
+          }
+        }
+      }
+      if (isLast && this.bodyState === READING) this.bodyState = READ;
+      if (this.bodyWaited && this.bodyState !== READING) {
+        this.bodyWaited = false;
+        this.guard(this.afterBody);
+      }
+    }
+
+    /** Runs a step; anything it throws becomes the error answer. */
+    guard(step: (this: Exchange) => void) {
+      try {
+        step.call(this);
+      } catch (e) {
+        this.fail(e);
+      }
+    }
+
+    // 1. Authentication.
+    start() {
+      const def = this.c.def;
+      if (def.auth === 'api_key') {
+        const authorization = this.hv[this.c.iAuthorization];
+        const p = deps.keys.cached(authorization);
+        if (p) return this.authenticated(p);
+        this.within(() => deps.keys.authenticate(authorization)).then(
+          (p) => this.guard(() => this.authenticated(p)),
+          (e) => this.fail(e),
+        );
+        return;
+      }
+      if (def.auth === 'admin') {
+        const k = this.hv[this.c.iAdminKey];
+        if (!k || !constantTimeEqual(hashKey(k), deps.adminKeyHash)) throw new ApiError('admin_key.missing_or_invalid');
+      }
+      this.rateLimit();
+    }
+
+    authenticated(p: Principal) {
+      this.principal = p;
+      if (this.spanCtx) {
+        this.span.setAttribute(ATTR.tenantId, p.tenantId);
+        this.span.setAttribute(ATTR.livemode, p.livemode);
+      }
+      this.rateLimit();
+    }
+
+    // 2. Rate limit (spec: Limits): per API key on /v1, per client IP on /public.
+    rateLimit() {
+      const rl = this.c.rateLimit;
+      if (rl === 'v1' && this.principal) deps.limiter.count(`k:${this.principal.keyId}`, config.rateLimitV1PerMin, this.principal.keyId, this);
+      else if (rl === 'public') deps.limiter.count(`ip:${this.ip}`, config.rateLimitPublicPerMin, '', this);
+      else this.checks();
+    }
+
+    verdict(allowed: boolean, revoked: boolean, retryAfter: number) {
+      try {
+        if (revoked) throw new ApiError('api_key.missing_or_invalid');
+        if (!allowed) {
+          metrics.rateLimited.inc({ kind: this.c.rateLimit! });
+          throw new ApiError('rate_limit_exceeded', undefined, { 'Retry-After': String(retryAfter) });
+        }
+        this.checks();
+      } catch (e) {
+        this.fail(e);
+      }
+    }
+
+    limitFailed(err: unknown) {
+      failOpen(err);
+      this.guard(this.checks);
+    }
+
+    // 3. Scope, path parameters, then the body once it is all here.
+    checks() {
+      if (this.principal) requireScope(this.principal, this.c.def.scope);
+      // A malformed id answers exactly like an unknown one.
+      for (const i of this.c.uuidParams) {
+        if (!UUID.test(this.params[this.c.paramNames[i]])) throw new ApiError(this.c.def.notFound ?? 'route.not_found');
+      }
+      if (this.bodyState === READING) {
+        if (this.aborted) return this.end(499, 499);
+        this.bodyWaited = true; // onData continues
+        return;
+      }
+      this.afterBody();
+    }
+
+    // 4. Body and query, then idempotency and the handler.
+    afterBody() {
+      const c = this.c;
+      if (this.bodyState === TOO_LARGE) {
+        throw new ApiError('request.too_large', `The body is larger than the ${c.bodyLimit} bytes this route accepts.`);
+      }
+      let parsed: unknown = undefined;
+      if (this.bodyState === READ && c.body) {
+        const text = this.bodyText;
+        this.bodyText = '';
+        if (text.trim() === '') parsed = {};
+        else {
+          try {
+            parsed = JSON.parse(text);
+          } catch (e) {
+            throw new ApiError('request.malformed_json', `The body is not valid JSON (${(e as Error).message}). Send a JSON object with Content-Type: application/json.`);
+          }
+        }
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+          throw new ApiError('request.malformed_json', 'The body must be a JSON object.');
+        }
+        // A null field means "not sent" (spec: tip_minor null/omitted = 0; patch: null = untouched).
+        if (text.includes('null')) parsed = stripNulls(parsed);
+      }
+      const def = c.def;
+      const keyHeader = def.idempotency ? this.hv[c.iIdempotencyKey] : undefined;
+      // The fingerprint is taken before validation applies defaults, and only when it may be needed.
+      const hashBody = keyHeader !== undefined ? (parsed === undefined ? null : JSON.parse(JSON.stringify(parsed))) : null;
+      this.body = c.body ? c.body(parsed) : undefined;
+      const queryObj: Record<string, string> = {};
+      if (this.rawQuery) for (const [k, v] of new URLSearchParams(this.rawQuery)) queryObj[k] = v;
+      this.query = c.query ? c.query(queryObj) : queryObj;
+
+      const idemKey = def.idempotency && this.principal ? parseIdempotencyKey(keyHeader, def.idempotency === 'required') : undefined;
+      if (idemKey) {
+        this.within(() => this.idempotent(idemKey, hashBody)).then(
+          (r) => this.answer(r),
+          (e) => this.fail(e),
+        );
+        return;
+      }
+      const out = this.spanCtx ? context.with(this.spanCtx, def.handler, def, this) : def.handler(this);
+      if (isThenable(out)) out.then((r) => this.answer(r), (e) => this.fail(e));
+      else this.answer(out);
+    }
+
+    // 5. Idempotency (spec: Idempotency): replay, or run the handler under the key's lock.
+    async idempotent(key: string, hashBody: unknown): Promise<Reply> {
+      const principal = this.principal;
+      const begun = await deps.idempotency.begin(principal, key, this.method, this.path, hashBody, this.requestId);
+      if ('replay' in begun) {
+        metrics.idempotentReplays.inc();
+        return begun.replay;
+      }
+      this.idem = begun.handle;
+      try {
+        return await this.c.def.handler(this);
+      } catch (e) {
+        // A concurrent twin with the same key committed first: our effect rolled back; replay theirs.
+        if (isIdempotencyConflict(e)) {
+          const stored = await deps.idempotency.lookup(principal, begun.handle.key, begun.handle.requestHash);
+          if (stored) return stored;
+        }
+        throw e;
+      } finally {
+        await begun.release().catch((e) => log.warn('idempotency lock release failed', { requestId: this.requestId, err: e }));
+      }
+    }
+
+    /** Runs fn in this request's trace context (when tracing is on). */
+    within<T>(fn: () => Promise<T>): Promise<T> {
+      return this.spanCtx ? context.with(this.spanCtx, fn) : fn();
+    }
+
+    answer(reply: Reply, close = false) {
+      try {
+        if (!this.sent && reply.status !== 499) {
+          this.sent = true;
+          send(this.res, this.requestId, reply, close);
+        }
+      } catch (e) {
+        log.error('edge failure', { requestId: this.requestId, err: e });
+      }
+      this.end(reply.status, this.aborted ? 499 : reply.status);
+    }
+
+    fail(e: unknown) {
+      let reply: Reply;
+      let close = false;
+      try {
+        close = isApiError(e) && e.code === 'request.too_large';
+        reply = errorReply(e, this.requestId, this.c.def.path);
+      } catch (e2) {
+        log.error('edge failure', { requestId: this.requestId, err: e2 });
+        reply = { status: 500, text: '', contentType: JSON_TYPE };
+      }
+      this.answer(reply, close);
+    }
+
+    /** Metrics, in-flight count and span, once. */
+    end(spanStatus: number, metricStatus: number) {
+      if (this.finished) return;
+      this.finished = true;
+      finish(this.c, metricStatus, this.t0);
+      if (this.spanCtx) {
+        this.span.setAttribute(ATTR.httpStatus, spanStatus);
+        if (spanStatus >= 500) this.span.setStatus({ code: SpanStatusCode.ERROR });
+        this.span.end();
+      }
+    }
   }
 
   function handlerFor(c: Compiled) {
+    const { def } = c;
     return (res: HttpResponse, req: HttpRequest) => {
       const t0 = performance.now();
-      const st: ReqState = { aborted: false, done: false };
-      res.onAborted(() => {
-        st.aborted = true;
-        st.controller?.abort();
-        st.onAbort?.();
-      });
       const requestId = randomUUID();
-      const method = c.def.method;
-      const path = req.getUrl();
-      const rawQuery = req.getQuery() ?? '';
-      // Only the headers the edge and the handlers read (copying them all costs ~10% of a request).
-      const headers = new Map<string, string>();
-      for (const h of READ_HEADERS) {
-        const v = req.getHeader(h);
-        if (v) headers.set(h, v);
+      const x = new Exchange(c, res, requestId, req.getUrl(), req.getQuery() ?? '', t0);
+      res.onAborted(() => x.onAborted());
+      // Only the headers this route reads (res and req are valid only in this callback).
+      const names = c.headerNames;
+      for (let i = 0; i < names.length; i++) {
+        const v = req.getHeader(names[i]);
+        if (v) x.hv[i] = v;
       }
-      const params: Record<string, string> = {};
-      c.paramNames.forEach((n, i) => (params[n] = decodeURIComponent(req.getParameter(i) ?? '')));
+      const tracing = tracingOn();
+      if (tracing) {
+        for (let i = 0; i < TRACE_HEADERS.length; i++) {
+          const v = req.getHeader(TRACE_HEADER_KEYS[i]);
+          if (v) (x.traceHeaders ??= {})[TRACE_HEADERS[i]] = v;
+        }
+      }
+      for (let i = 0; i < c.paramNames.length; i++) x.params[c.paramNames[i]] = decodeURIComponent(req.getParameter(i) ?? '');
       // The client IP is read now (res is only valid synchronously) but only for routes that use it.
-      const ip = c.rateLimit === 'public' || c.def.auth !== 'api_key' ? clientIp(res, headers, config.trustedProxies) : '';
+      if (c.rateLimit === 'public' || def.auth !== 'api_key') x.ip = clientIp(res, x.header('x-forwarded-for'), config.trustedProxies);
 
       if (draining) {
-        send(res, st, requestId, errorReply(new ApiError('service_unavailable', 'The server is shutting down; retry on another instance.'), requestId, c.def.path), true);
+        x.sent = true;
+        send(res, requestId, errorReply(new ApiError('service_unavailable', 'The server is shutting down; retry on another instance.'), requestId, def.path), true);
         return;
       }
       inflight++;
 
-      let bodyPromise: Promise<Buffer> | null = null;
-      if (METHODS_WITH_BODY.has(method)) {
-        const declared = Number(headers.get('content-length') ?? '0');
+      if (c.hasBody) {
+        const declared = Number(c.iContentLength >= 0 ? (x.hv[c.iContentLength] ?? '0') : '0');
         if (declared > c.bodyLimit) {
           // Refuse before reading a byte; close so the unread body does not poison the connection.
-          const err = new ApiError('request.too_large', `The body (${declared} bytes) is larger than the ${c.bodyLimit} bytes this route accepts.`);
-          send(res, st, requestId, errorReply(err, requestId, c.def.path), true);
-          finish(c, method, 413, t0);
+          x.answer(errorReply(new ApiError('request.too_large', `The body (${declared} bytes) is larger than the ${c.bodyLimit} bytes this route accepts.`), requestId, def.path), true);
           return;
         }
-        bodyPromise = readBody(res, st, c.bodyLimit);
-        bodyPromise.catch(() => {}); // observed in the pipeline; avoid an unhandled rejection before that
+        x.bodyState = READING;
+        res.onData((chunk, isLast) => x.onData(chunk, isLast));
       }
 
-      const parent = headers.has('traceparent') ? propagation.extract(ROOT_CONTEXT, Object.fromEntries(headers)) : ROOT_CONTEXT;
-      const span = tracer.startSpan(
-        `${method} ${c.def.path}`,
-        { kind: SpanKind.SERVER, attributes: { [ATTR.httpMethod]: method, [ATTR.httpRoute]: c.def.path, [ATTR.urlPath]: path, [ATTR.requestId]: requestId } },
-        parent,
-      );
-      context
-        .with(trace.setSpan(parent, span), () =>
-          pipeline(c, res, st, requestId, method, path, rawQuery, headers, params, ip, bodyPromise, span),
-        )
-        .then(({ reply, principal, close }) => {
-          if (reply.status !== 499) send(res, st, requestId, reply, close);
-          span.setAttribute(ATTR.httpStatus, reply.status);
-          if (reply.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-          finish(c, method, st.aborted ? 499 : reply.status, t0);
-        })
-        .catch((e) => {
-          log.error('edge failure', { requestId, err: e });
-          send(res, st, requestId, errorReply(e, requestId, c.def.path));
-          finish(c, method, 500, t0);
-        })
-        .finally(() => span.end());
+      if (tracing) {
+        const parent = x.traceHeaders ? propagation.extract(ROOT_CONTEXT, x.traceHeaders) : ROOT_CONTEXT;
+        x.span = tracer.startSpan(
+          c.spanName,
+          { kind: SpanKind.SERVER, attributes: { [ATTR.httpMethod]: def.method, [ATTR.httpRoute]: def.path, [ATTR.urlPath]: x.path, [ATTR.requestId]: requestId } },
+          parent,
+        );
+        x.spanCtx = trace.setSpan(parent, x.span);
+      }
+      x.guard(x.start);
     };
-  }
-
-  function finish(c: Compiled, method: string, status: number, t0: number) {
-    inflight--;
-    let counter = c.counters.get(status);
-    if (!counter) c.counters.set(status, (counter = metrics.httpRequests.labels({ method, route: c.metricRoute, status: String(status) })));
-    counter.inc();
-    (c.durationChild ??= metrics.httpDuration.labels({ method, route: c.metricRoute })).observe((performance.now() - t0) / 1000);
-    if (draining && inflight === 0 && drained) drained();
   }
 
   const register: Record<Method, (p: string, h: (res: HttpResponse, req: HttpRequest) => void) => TemplatedApp> = {
@@ -406,12 +572,11 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
 
   // Anything else: the envelope, never uWS's empty 404.
   app.any('/*', (res, req) => {
-    const st: ReqState = { aborted: false, done: false };
-    res.onAborted(() => (st.aborted = true));
+    res.onAborted(() => {});
     const requestId = randomUUID();
     const line = `${req.getMethod().toUpperCase()} ${req.getUrl()}`;
-    const err = new ApiError('route.not_found', `No route for ${line}. The API is described at ${config.publicBaseUrl}/openapi/v1.json.`);
-    send(res, st, requestId, { status: 404, body: envelope(err, requestId, config.publicBaseUrl) }, true);
+    const err = new ApiError('route.not_found', `No route for ${line}. The API is described at ${baseUrl}/openapi/v1.json.`);
+    send(res, requestId, errorReply(err, requestId, '/*'), true);
   });
 
   return {

@@ -25,6 +25,13 @@ const STATUS_EXCEPTIONS: Partial<Record<ErrorCode, number>> = {
  * 409; otherwise 400" (so refund.exceeds_refundable and attempt.not_capturable are 400).
  */
 export function statusForCode(code: string): number {
+  let status = statusCache.get(code);
+  if (status === undefined) statusCache.set(code, (status = computeStatus(code)));
+  return status;
+}
+const statusCache = new Map<string, number>();
+
+function computeStatus(code: string): number {
   const exception = STATUS_EXCEPTIONS[code as ErrorCode];
   if (exception !== undefined) return exception;
   if (code.includes('not_found')) return 404;
@@ -50,10 +57,17 @@ export class ApiError extends Error {
     // An ApiError is an answer, not a bug: no stack trace to capture (it is costly on hot paths).
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
-    super(message ?? ('message' in spec && spec.message ? spec.message : spec.doc.replace(/`/g, '')));
+    super(message ?? defaultMessage(code, spec));
     Error.stackTraceLimit = limit;
     this.status = statusForCode(code);
   }
+}
+
+const defaultMessages = new Map<string, string>();
+function defaultMessage(code: ErrorCode, spec: (typeof ERROR_CATALOG)[ErrorCode]): string {
+  let m = defaultMessages.get(code);
+  if (m === undefined) defaultMessages.set(code, (m = 'message' in spec && spec.message ? spec.message : spec.doc.replace(/`/g, '')));
+  return m;
 }
 
 export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;
@@ -71,3 +85,27 @@ export function envelope(err: ApiError, requestId: string, baseUrl: string): Err
     error: { type: errorType(err.code), code: err.code, message: err.message, doc_url: docUrl(baseUrl, err.code), request_id: requestId },
   };
 }
+
+/** Per code and base URL, the constant parts of an envelope's JSON. */
+const envelopeParts = new Map<string, Map<string, { head: string; tail: string }>>();
+
+/**
+ * The JSON of envelope(err, requestId, baseUrl), byte for byte as answerJson would write it, from
+ * pre-serialised constant parts (4xx answers are on hot paths: rejects, 401, 429).
+ */
+export function envelopeJson(err: ApiError, requestId: string, baseUrl: string): string {
+  let byCode = envelopeParts.get(baseUrl);
+  if (!byCode) envelopeParts.set(baseUrl, (byCode = new Map()));
+  let parts = byCode.get(err.code);
+  if (!parts) {
+    // {"error":{"type":…,"code":…,"message":<message>,"doc_url":…,"request_id":"\u0000"}}
+    const [head, tail] = JSON.stringify(envelope(err, '\u0000', baseUrl)).split(`"message":${JSON.stringify(err.message)}`);
+    const [tailHead, tailEnd] = tail.split('"\\u0000"');
+    if (tailEnd !== '}}') throw new Error(`unexpected envelope shape: ${tail}`);
+    byCode.set(err.code, (parts = { head: `${head}"message":`, tail: `${tailHead}"` }));
+  }
+  return `${parts.head}${JSON.stringify(err.message)}${parts.tail}${escapeId(requestId)}"}}`;
+}
+
+/** Request ids are ours (UUIDs), so there is nothing to escape; anything else goes through JSON. */
+const escapeId = (id: string) => (/^[0-9A-Za-z_-]*$/.test(id) ? id : JSON.stringify(id).slice(1, -1));

@@ -17,7 +17,26 @@ const dropNulls = (_k: string, v: unknown) => (v === null ? undefined : v);
  * The JSON of an answer body: null fields omitted (spec: Global conventions). The edge sends
  * this and the idempotency record stores this, so a replay is byte for byte the original.
  */
-export const answerJson = (body: unknown): string => JSON.stringify(body, dropNulls);
+export function answerJson(body: unknown): string {
+  // A replacer makes JSON.stringify call back into JS for every value: only pay for it when the
+  // body holds a null field (or something whose JSON we cannot foresee, such as a toJSON method).
+  return body !== null && !mayHoldNullField(body) ? JSON.stringify(body) : JSON.stringify(body, dropNulls);
+}
+
+/** False only when no object inside `v` has a null field (nulls inside arrays are kept anyway). */
+function mayHoldNullField(v: unknown): boolean {
+  if (v === null || typeof v !== 'object') return false;
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (mayHoldNullField(v[i])) return true;
+    return false;
+  }
+  for (const k in v) {
+    const x = (v as Record<string, unknown>)[k];
+    if (x === null || mayHoldNullField(x)) return true;
+  }
+  return false;
+}
 
 /** JSON with object keys sorted, so that two bodies differing only in key order or spacing hash alike. */
 export function canonicalJson(value: unknown): string {

@@ -1,8 +1,10 @@
 // Fixed one-minute windows in Redis, shared by every API process. spec: Limits.
-// One round trip per event-loop turn, whatever the number of requests in it: hits are gathered
-// until setImmediate, then one script adds each bucket's count (INCRBY n) and checks the
-// revoked-keys set, so a revoked key is refused by every process at once. Each request gets its
-// own place in the window (count - n + i), so the limit is exact.
+// Hits are gathered until setImmediate, then one script adds each bucket's count (INCRBY n) and
+// checks the revoked-keys set, so a revoked key is refused by every process at once. Each request
+// gets its own place in the window (count - n + i), so the limit is exact. At most one script call
+// is in flight: hits that arrive meanwhile wait for its answer and then go together in the next
+// call (under load a batch carries more hits, and each Redis write and wake-up is shared by more
+// requests; when idle a hit goes out on the next turn as before).
 import type { Redis } from 'ioredis';
 
 const SCRIPT = `
@@ -20,6 +22,7 @@ end
 return out`;
 
 export const WINDOW_MS = 60_000;
+const EXPIRE_MS = String(WINDOW_MS + 1000);
 
 export interface Verdict {
   allowed: boolean;
@@ -28,67 +31,109 @@ export interface Verdict {
   retryAfter: number;
 }
 
-interface Waiter {
-  limit: number;
-  resolve: (v: Verdict) => void;
-  reject: (e: unknown) => void;
+/** Receives one counted hit's outcome: exactly one of the two methods is called, once. */
+export interface VerdictSink {
+  verdict(allowed: boolean, revoked: boolean, retryAfter: number): void;
+  /** Redis could not count the hit (unreachable, script error). */
+  limitFailed(err: unknown): void;
 }
+
 interface Batch {
   key: string;
   keyId: string;
   window: number;
-  waiters: Waiter[];
+  sinks: VerdictSink[];
+  limits: number[];
 }
 
-type WithHit = Redis & { orqRateHits(numKeys: number, ...args: Array<string | number>): Promise<number[]> };
+type Callback = (err: Error | null | undefined, counts?: number[]) => void;
+type WithHit = Redis & { orqRateHits(numKeys: number, ...args: Array<string | number | Callback>): Promise<number[]> };
 
 export class RateLimiter {
   private r: WithHit;
   private batches = new Map<string, Batch>();
   private scheduled = false;
+  private inFlight = 0;
+  private readonly flushSoon = () => {
+    this.scheduled = false;
+    this.flush();
+  };
 
-  constructor(redis: Redis, private prefix: string, private revokedSetKey: string, private now: () => number = Date.now) {
+  constructor(
+    redis: Redis,
+    private prefix: string,
+    private revokedSetKey: string,
+    private now: () => number = Date.now,
+    /** Script calls allowed in flight at once; later hits queue for the next call. */
+    private maxInFlight = 1,
+  ) {
     if (!(redis as unknown as Partial<WithHit>).orqRateHits) redis.defineCommand('orqRateHits', { lua: SCRIPT });
     this.r = redis as unknown as WithHit;
   }
 
   /** Counts one request of `bucket` (e.g. "k:<keyId>" or "ip:<addr>") against `limit` per minute. */
   hit(bucket: string, limit: number, keyId = ''): Promise<Verdict> {
-    const window = Math.floor(this.now() / WINDOW_MS);
-    const key = `${this.prefix}:rl:${bucket}:${window}`;
-    return new Promise((resolve, reject) => {
-      let b = this.batches.get(key);
-      if (!b) this.batches.set(key, (b = { key, keyId, window, waiters: [] }));
-      b.waiters.push({ limit, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
-    });
+    return new Promise((resolve, reject) =>
+      this.count(bucket, limit, keyId, {
+        verdict: (allowed, revoked, retryAfter) => resolve({ allowed, revoked, retryAfter }),
+        limitFailed: reject,
+      }),
+    );
   }
 
-  private async flush() {
-    this.scheduled = false;
-    const batches = [...this.batches.values()];
+  /** The same as hit(), without a promise: the edge's hot path passes itself as the sink. */
+  count(bucket: string, limit: number, keyId: string, sink: VerdictSink): void {
+    const window = Math.floor(this.now() / WINDOW_MS);
+    const key = `${this.prefix}:rl:${bucket}:${window}`;
+    let b = this.batches.get(key);
+    if (!b) this.batches.set(key, (b = { key, keyId, window, sinks: [], limits: [] }));
+    b.sinks.push(sink);
+    b.limits.push(limit);
+    if (!this.scheduled && this.inFlight < this.maxInFlight) {
+      this.scheduled = true;
+      setImmediate(this.flushSoon);
+    }
+  }
+
+  private flush() {
+    if (this.batches.size === 0 || this.inFlight >= this.maxInFlight) return;
+    const batches = Array.from(this.batches.values());
     this.batches.clear();
-    const args: Array<string | number> = [batches.length + 1, this.revokedSetKey, ...batches.map((b) => b.key), WINDOW_MS + 1000];
-    for (const b of batches) args.push(b.waiters.length, b.keyId);
-    let counts: number[];
+    const args: Array<string | number | Callback> = [batches.length + 1, this.revokedSetKey];
+    for (const b of batches) args.push(b.key);
+    args.push(EXPIRE_MS);
+    for (const b of batches) args.push(b.sinks.length, b.keyId);
+    this.inFlight++;
+    args.push((err, counts) => {
+      this.inFlight--;
+      // Hits that queued behind this call go out before this batch's answers are written.
+      if (!this.scheduled) this.flush();
+      this.settle(batches, err, counts);
+    });
     try {
-      counts = await this.r.orqRateHits(...(args as [number, ...Array<string | number>]));
+      void this.r.orqRateHits(...(args as [number, ...Array<string | number | Callback>])).catch(() => {}); // the callback gets the error
     } catch (e) {
-      for (const b of batches) for (const w of b.waiters) w.reject(e);
+      this.inFlight--;
+      this.settle(batches, e as Error, undefined);
+    }
+  }
+
+  private settle(batches: Batch[], err: Error | null | undefined, counts: number[] | undefined) {
+    if (err || !counts) {
+      const e = err ?? new Error('rate limit script returned nothing');
+      for (const b of batches) for (const s of b.sinks) s.limitFailed(e);
       return;
     }
     const now = this.now();
-    batches.forEach((b, i) => {
+    for (let i = 0; i < batches.length; i++) {
+      const b = batches[i];
       const retryAfter = Math.max(1, Math.ceil(((b.window + 1) * WINDOW_MS - now) / 1000));
       const total = Number(counts[i]);
-      b.waiters.forEach((w, j) => {
-        if (total === -1) return w.resolve({ allowed: false, revoked: true, retryAfter });
-        const mine = total - b.waiters.length + j + 1;
-        w.resolve({ allowed: mine <= w.limit, revoked: false, retryAfter });
-      });
-    });
+      const n = b.sinks.length;
+      for (let j = 0; j < n; j++) {
+        if (total === -1) b.sinks[j].verdict(false, true, retryAfter);
+        else b.sinks[j].verdict(total - n + j + 1 <= b.limits[j], false, retryAfter);
+      }
+    }
   }
 }
