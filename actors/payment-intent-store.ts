@@ -48,6 +48,16 @@ export interface Hydrated {
   attempts: AttemptRow[];
   open?: AttemptRow;
   review?: { id: string; request: Record<string, unknown> | null };
+  /** The tenant's active risk rules, when asked for (a confirm evaluates them). */
+  rules?: RiskRuleRow[];
+}
+
+export interface RiskRuleRow {
+  id: string;
+  field: string;
+  operator: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in';
+  value: unknown;
+  action: 'block' | 'review';
 }
 
 const iso = (d: Date) => d.toISOString();
@@ -134,16 +144,20 @@ export const OPEN = new Set(['pending', 'authorized', 'requires_action']);
  * another tenant's id reads as absent. Workers, which only see ids their own actors enqueued,
  * pass no tenant.
  */
-export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: boolean): Promise<Hydrated | undefined> {
-  // One round trip: the intent, its attempts and its pending review.
+export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: boolean, opts: { rules?: boolean } = {}): Promise<Hydrated | undefined> {
+  // One round trip: the intent, its attempts and its pending review (and the tenant's risk rules).
   const rows = await db`
     select pi.*, coalesce(tc.offset_ms, 0) as clock_offset_ms,
            coalesce((select json_agg(a order by a.created_at, a.id) from attempts a where a.payment_intent_id = pi.id), '[]') as attempts_json,
            (select json_build_object('id', r.id, 'request', r.request) from risk_reviews r where r.payment_intent_id = pi.id and r.status = 'pending' limit 1) as review_json
+           ${opts.rules
+             ? db`, coalesce((select json_agg(json_build_object('id', k.id, 'field', k.field, 'operator', k.operator, 'value', k.value, 'action', k.action) order by k.created_at)
+                         from risk_rules k where k.tenant_id = pi.tenant_id and k.active), '[]') as rules_json`
+             : db``}
       from payment_intents pi left join test_clocks tc on tc.tenant_id = pi.tenant_id and not pi.livemode
      where pi.id = ${id} ${tenantId === undefined ? db`` : db`and pi.tenant_id = ${tenantId}`} ${livemode === undefined ? db`` : db`and pi.livemode = ${livemode}`}`;
   if (!rows.length) return undefined;
-  const { attempts_json, review_json, ...intentRow } = rows[0] as Record<string, unknown>;
+  const { attempts_json, review_json, rules_json, ...intentRow } = rows[0] as Record<string, unknown>;
   const intent = toIntent(intentRow);
   const as = (attempts_json as Array<Record<string, unknown>>).map((a) =>
     toAttempt({
@@ -154,5 +168,11 @@ export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: 
     }),
   );
   const review = review_json as { id: string; request: Record<string, unknown> | null } | null;
-  return { intent, attempts: as, open: as.find((a) => OPEN.has(a.status)), review: review ?? undefined };
+  return {
+    intent,
+    attempts: as,
+    open: as.find((a) => OPEN.has(a.status)),
+    review: review ?? undefined,
+    ...(opts.rules ? { rules: rules_json as RiskRuleRow[] } : {}),
+  };
 }

@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { transition } from 'xstate';
 import type { Redis } from 'ioredis';
 import { ApiError } from '../api/errors.js';
-import { saveIdempotent, type IdempotencyHandle } from '../api/idempotency.js';
+import { idempotencyCte, saveIdempotent, type IdempotencyHandle } from '../api/idempotency.js';
 import type { ErrorCode } from '../api/error-catalog.js';
 import type { Principal } from '../api/route.js';
 import { providerKeyFor, type ProviderOutcome } from '../connectors/acquirer.js';
@@ -15,7 +15,7 @@ import { feeFor, type Router } from '../connectors/routing.js';
 import { attemptMachine } from '../machines/attempt.js';
 import { paymentIntentMachine, type PaymentIntentEvent, type PaymentIntentEffect } from '../machines/payment-intent.js';
 import type { Config } from '../ops/config.js';
-import type { Db, Sql } from '../ops/db.js';
+import { atomically, type Db, type Sql } from '../ops/db.js';
 import type { Logger } from '../ops/log.js';
 import type { CreatePaymentIntentBody, ConfirmBody } from '../schemas/payment-intents.js';
 import { tenantNow } from './clock.js';
@@ -84,28 +84,50 @@ export class PaymentIntents {
   // ---- reads and creation ------------------------------------------------------------------
 
   async create(p: Principal, body: CreatePaymentIntentBody, idem?: IdempotencyHandle) {
-    return this.d.sql.begin(async (tx) => {
-      const id = randomUUID();
-      const initial = paymentIntentMachine.getInitialSnapshot({} as never).value as string;
-      let row: Record<string, unknown> | undefined;
-      // receipt_code is unique per tenant: draw again on the rare collision.
-      for (let i = 0; !row && i < 5; i++) {
-        [row] = await tx`
-          insert into payment_intents (id, tenant_id, livemode, amount_minor, tip_minor, currency, status, client_secret, metadata, receipt_code)
-          values (${id}, ${p.tenantId}, ${p.livemode}, ${body.amount_minor}, ${body.tip_minor ?? 0}, ${body.currency}, ${initial},
-                  ${clientSecret()}, ${body.metadata ? tx.json(body.metadata) : null}, ${receiptCode()})
-          on conflict (tenant_id, receipt_code) do nothing
-          returning *`;
+    const initial = paymentIntentMachine.getInitialSnapshot({} as never).value as string;
+    // receipt_code is unique per tenant: draw again on the rare collision.
+    for (let round = 0; ; round++) {
+      const now = new Date();
+      const row: IntentRow = {
+        id: randomUUID(),
+        tenant_id: p.tenantId,
+        livemode: p.livemode,
+        amount_minor: body.amount_minor,
+        tip_minor: body.tip_minor ?? 0,
+        currency: body.currency,
+        status: initial,
+        client_secret: clientSecret(),
+        metadata: body.metadata ?? null,
+        receipt_code: receiptCode(),
+        next_action: null,
+        last_error: null,
+        version: 0,
+        created_at: now,
+        updated_at: now,
+        clock_offset_ms: 0,
+      };
+      const view = intentView(row);
+      try {
+        // One statement, so one implicit transaction and one round trip: the row, its history
+        // record (spec: creation is recorded with payment_method_types and is not dispatched as a
+        // webhook) and the idempotency record. A failure of any part writes none of them.
+        const sql = this.d.sql;
+        await sql`
+          with intent as (
+            insert into payment_intents (id, tenant_id, livemode, amount_minor, tip_minor, currency, status, client_secret, metadata, receipt_code, version, created_at, updated_at)
+            values (${row.id}, ${row.tenant_id}, ${row.livemode}, ${row.amount_minor}, ${row.tip_minor}, ${row.currency}, ${row.status},
+                    ${row.client_secret}, ${row.metadata ? sql.json(row.metadata) : null}, ${row.receipt_code}, ${row.version}, ${now}, ${now})),
+          history as (
+            insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
+            values (${row.id}, ${row.tenant_id}, ${row.livemode}, 'create', null, ${initial}, ${sql.json({ payment_method_types: body.payment_method_types ?? null } as never)}))
+          ${idempotencyCte(sql, idem, 201, view)}
+          select 1`;
+        return view;
+      } catch (e) {
+        const receiptTaken = (e as { code?: string; constraint_name?: string }).code === '23505' && /receipt/.test((e as { constraint_name?: string }).constraint_name ?? '');
+        if (!receiptTaken || round >= 4) throw receiptTaken ? new Error('could not draw a unique receipt code') : e;
       }
-      if (!row) throw new Error('could not draw a unique receipt code');
-      // spec: creation is recorded in the history (with payment_method_types) and is not dispatched as a webhook.
-      await tx`
-        insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
-        values (${id}, ${p.tenantId}, ${p.livemode}, 'create', null, ${initial}, ${tx.json({ payment_method_types: body.payment_method_types ?? null } as never)})`;
-      const view = intentView({ ...(row as unknown as IntentRow), amount_minor: Number(row.amount_minor), tip_minor: Number(row.tip_minor) });
-      await saveIdempotent(tx, idem, 201, view);
-      return view;
-    });
+    }
   }
 
   async get(p: Principal, id: string, expand: boolean) {
@@ -170,7 +192,7 @@ export class PaymentIntents {
   /** The step, for a caller that already holds the entity lock. */
   async stepLocked(tenantId: string, livemode: boolean | undefined, id: string, cmd: Command, known?: Hydrated): Promise<Outcome> {
     for (let round = 0; round < 3; round++) {
-      const h = round === 0 && known ? known : await hydrate(this.d.sql, id, tenantId, livemode);
+      const h = round === 0 && known ? known : await hydrate(this.d.sql, id, tenantId, livemode, { rules: cmd.kind === 'confirm' });
       if (!h) throw new ApiError('payment_intent.not_found');
       try {
         return await inSpan(
@@ -211,7 +233,7 @@ export class PaymentIntents {
         }
         const routed = !!this.d.router.route(method, intent.livemode);
         const risk = routed
-          ? evaluate(await loadRules(this.d.sql, intent.tenant_id), {
+          ? evaluate(h.rules ?? (await loadRules(this.d.sql, intent.tenant_id)), {
               amount_minor: intent.amount_minor,
               tip_minor: tip,
               total_minor: intent.amount_minor + tip,
@@ -265,36 +287,63 @@ export class PaymentIntents {
     if (toStatus === intent.status && effects.length === 0 && tip === intent.tip_minor) {
       // A no-op (cancel of a canceled intent, a timer after the intent moved on): nothing to write
       // but the timer's firing and the idempotency record.
-      await this.d.sql.begin(async (tx) => {
-        if (cmd.kind === 'expire') await tx`update timers set fired_at = now() where id = ${cmd.timerId} and fired_at is null`;
-        if (idem) await saveIdempotent(tx, idem, 200, this.responseFor(cmd, intent, h.attempts));
-      });
+      if (cmd.kind === 'expire' || idem) {
+        await atomically(this.d.sql, (tx) => {
+          if (cmd.kind === 'expire') tx`update timers set fired_at = now() where id = ${cmd.timerId} and fired_at is null`;
+          void saveIdempotent(tx, idem, 200, this.responseFor(cmd, intent, h.attempts));
+        });
+      }
       return { intent, attempts: h.attempts, changed: false };
     }
 
     const after: Array<() => Promise<void>> = [];
-    // A manual span for the transaction (postgres.js has no instrumentation).
-    const result = await inSpan('postgres transaction', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: 'transition' }, () => this.d.sql.begin(async (tx) => {
-      const updated: IntentRow = { ...intent, status: toStatus, tip_minor: tip, updated_at: new Date() };
-      let attempts = [...h.attempts];
-      let open = h.open;
-      let review: Record<string, unknown> | undefined;
-      const emits: string[] = [];
-      let postCapture = false;
-      let scheduleExpiry: string | undefined;
+    const at = new Date(); // created_at / updated_at of rows this step writes (no read-back needed)
+    const updated: IntentRow = { ...intent, status: toStatus, tip_minor: tip, updated_at: at, version: intent.version + 1 };
+    let attempts = [...h.attempts];
+    let open = h.open;
+    let review: Record<string, unknown> | undefined;
+    const emits: string[] = [];
+    let postCapture = false;
+    let scheduleExpiry: string | undefined;
+    let timerRow: Promise<Array<Record<string, unknown>>> | undefined;
 
+    // One transaction, its statements pipelined with BEGIN and COMMIT (ops/db.ts atomically): the
+    // rows this step writes are known here, so nothing is read back before COMMIT except by the
+    // rare dispute path. A manual span covers it (postgres.js has no instrumentation).
+    const result = await inSpan('postgres transaction', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: 'transition' }, () => atomically(this.d.sql, async (tx) => {
+      const pending: Array<Promise<unknown>> = [];
+      const capturing = effects.some((a) => a.type === 'postCapture');
       for (const a of effects) {
         switch (a.type) {
           case 'openAttempt': {
             const route = this.d.router.route(confirm!.method, intent.livemode);
             if (!route) throw new ApiError('payment_intent.no_route');
             const attemptId = randomUUID();
-            const [row] = await tx`
-              insert into attempts (id, tenant_id, livemode, payment_intent_id, status, connector_key, method, amount_minor, currency, payment_token, provider_key)
-              values (${attemptId}, ${intent.tenant_id}, ${intent.livemode}, ${intent.id}, 'pending', ${route.connector.key}, ${confirm!.method},
-                      ${intent.amount_minor + tip}, ${intent.currency}, ${confirm!.token ?? null}, ${providerKeyFor(attemptId)})
-              returning *`;
-            open = { ...(row as unknown as AttemptRow), amount_minor: Number(row.amount_minor) };
+            open = {
+              id: attemptId,
+              tenant_id: intent.tenant_id,
+              livemode: intent.livemode,
+              payment_intent_id: intent.id,
+              status: 'pending',
+              connector_key: route.connector.key,
+              method: confirm!.method,
+              amount_minor: intent.amount_minor + tip,
+              currency: intent.currency,
+              payment_token: confirm!.token ?? null,
+              provider_ref: null,
+              provider_key: providerKeyFor(attemptId),
+              failure_code: null,
+              failure_message: null,
+              decline: null,
+              capture_requested_at: null,
+              fee_minor: null,
+              created_at: at,
+              updated_at: at,
+            };
+            tx`
+              insert into attempts (id, tenant_id, livemode, payment_intent_id, status, connector_key, method, amount_minor, currency, payment_token, provider_key, created_at, updated_at)
+              values (${attemptId}, ${open.tenant_id}, ${open.livemode}, ${open.payment_intent_id}, 'pending', ${open.connector_key}, ${open.method},
+                      ${open.amount_minor}, ${open.currency}, ${open.payment_token}, ${open.provider_key}, ${at}, ${at})`;
             attempts.push(open);
             updated.last_error = null;
             updated.next_action = null;
@@ -303,35 +352,41 @@ export class PaymentIntents {
           }
           case 'openReview': {
             const reviewId = randomUUID();
-            await tx`
-              insert into risk_reviews (id, tenant_id, livemode, payment_intent_id, rule_id, status, request)
+            tx`
+              insert into risk_reviews (id, tenant_id, livemode, payment_intent_id, rule_id, status, request, created_at)
               values (${reviewId}, ${intent.tenant_id}, ${intent.livemode}, ${intent.id}, ${ruleId!}, 'pending',
-                      ${tx.json({ payment_method: confirm!.method, payment_token: confirm!.token ?? null, tip_minor: cmd.kind === 'confirm' ? cmd.body.tip_minor ?? null : null } as never)})`;
-            review = { id: reviewId, object: 'risk_review', status: 'pending', payment_intent_id: intent.id, rule_id: ruleId, livemode: intent.livemode, created_at: new Date().toISOString() };
+                      ${tx.json({ payment_method: confirm!.method, payment_token: confirm!.token ?? null, tip_minor: cmd.kind === 'confirm' ? cmd.body.tip_minor ?? null : null } as never)}, ${at})`;
+            review = { id: reviewId, object: 'risk_review', status: 'pending', payment_intent_id: intent.id, rule_id: ruleId, livemode: intent.livemode, created_at: at.toISOString() };
             updated.tip_minor = intent.tip_minor; // the tip applies when the review is approved
             break;
           }
           case 'resolveReview':
-            await tx`update risk_reviews set status = ${a.params.decision}, resolved_at = now(), request = null where id = ${h.review!.id}`;
+            tx`update risk_reviews set status = ${a.params.decision}, resolved_at = now(), request = null where id = ${h.review!.id}`;
             break;
           case 'attempt': {
             if (!open) break;
             const attemptSnap = attemptMachine.resolveState({ value: open.status, context: undefined as never });
             const [an, aActs] = transition(attemptMachine, attemptSnap, { type: a.params.event } as never);
-            const patch: Partial<AttemptRow> = { status: an.value as string };
+            const patch: Partial<AttemptRow> = { status: an.value as string, updated_at: at };
             if (evidence && 'providerRef' in evidence && evidence.providerRef) patch.provider_ref = evidence.providerRef;
             if (evidence && (evidence.kind === 'hard_decline' || evidence.kind === 'soft_decline')) {
               patch.failure_code = evidence.code;
               patch.failure_message = evidence.message;
               patch.decline = evidence.kind === 'hard_decline' ? 'hard' : 'soft';
             }
-            if (a.params.event === 'capture_requested') patch.capture_requested_at = new Date();
+            if (a.params.event === 'capture_requested') patch.capture_requested_at = at;
+            if (capturing) {
+              // The connector's fee (routing table) is written with the capture, in the same update.
+              const route = this.d.router.route(open.method, intent.livemode);
+              patch.fee_minor = route ? feeFor(route.fee, open.amount_minor) : 0;
+            }
             const merged = { ...open, ...patch };
-            await tx`
+            if (merged.status !== 'pending' && merged.status !== 'authorized') merged.payment_token = null;
+            tx`
               update attempts set status = ${merged.status}, provider_ref = ${merged.provider_ref}, failure_code = ${merged.failure_code},
-                     failure_message = ${merged.failure_message}, decline = ${merged.decline}, capture_requested_at = ${merged.capture_requested_at},
+                     failure_message = ${merged.failure_message}, decline = ${merged.decline}, capture_requested_at = ${merged.capture_requested_at}, fee_minor = ${merged.fee_minor},
                      payment_token = case when ${merged.status} in ('pending', 'authorized') then payment_token else null end,
-                     updated_at = now()
+                     updated_at = ${at}
                where id = ${open.id}`;
             const openId = open.id;
             attempts = attempts.map((x) => (x.id === openId ? merged : x));
@@ -352,7 +407,7 @@ export class PaymentIntents {
             if (evidence?.kind === 'action_required' && evidence.expiresAt) scheduleExpiry = evidence.expiresAt;
             break;
           case 'cancelExpiry':
-            await tx`update timers set fired_at = now() where kind = ${EXPIRE_TIMER} and entity_id = ${intent.id} and fired_at is null`;
+            tx`update timers set fired_at = now() where kind = ${EXPIRE_TIMER} and entity_id = ${intent.id} and fired_at is null`;
             break;
           case 'setNextAction':
             if (evidence?.kind === 'action_required') updated.next_action = evidence.nextAction;
@@ -370,32 +425,27 @@ export class PaymentIntents {
         }
       }
 
-      // The fenced write: only the holder of the version we read may commit.
-      const [row] = await tx`
-        update payment_intents
-           set status = ${updated.status}, tip_minor = ${updated.tip_minor}, next_action = ${updated.next_action ? tx.json(updated.next_action as never) : null},
-               last_error = ${updated.last_error ? tx.json(updated.last_error as never) : null}, version = version + 1, updated_at = now()
-         where id = ${intent.id} and version = ${intent.version}
-         returning updated_at, version`;
-      if (!row) throw new Fenced();
-      updated.updated_at = row.updated_at as Date;
-      updated.version = row.version as number;
+      // The fenced write: only the holder of the version we read may commit. It fails inside
+      // Postgres when no row matched (another writer moved the intent), which aborts the transaction.
+      tx`
+        with u as (
+          update payment_intents
+             set status = ${updated.status}, tip_minor = ${updated.tip_minor}, next_action = ${updated.next_action ? tx.json(updated.next_action as never) : null},
+                 last_error = ${updated.last_error ? tx.json(updated.last_error as never) : null}, version = ${updated.version}, updated_at = ${at}
+           where id = ${intent.id} and version = ${intent.version}
+           returning 1)
+        select orq_expect_rows(count(*), ${`payment intent ${intent.id}`}) as n from u`;
 
-      if (cmd.kind === 'expire') await tx`update timers set fired_at = now() where id = ${cmd.timerId} and fired_at is null`;
+      if (cmd.kind === 'expire') tx`update timers set fired_at = now() where id = ${cmd.timerId} and fired_at is null`;
       if (scheduleExpiry) {
-        const timerId = randomUUID();
-        const [t] = await tx`
-          insert into timers (id, tenant_id, livemode, kind, entity_id, due_at) values (${timerId}, ${intent.tenant_id}, ${intent.livemode}, ${EXPIRE_TIMER}, ${intent.id}, ${scheduleExpiry})
+        timerRow = tx`
+          insert into timers (id, tenant_id, livemode, kind, entity_id, due_at) values (${randomUUID()}, ${intent.tenant_id}, ${intent.livemode}, ${EXPIRE_TIMER}, ${intent.id}, ${scheduleExpiry})
           on conflict (kind, entity_id) do update set due_at = excluded.due_at, fired_at = null
           returning id`;
-        const delay = Math.max(0, new Date(scheduleExpiry).getTime() - now.getTime());
-        after.push(() => this.d.queues.add(PI_QUEUE, intent.id, 'timer.fire', { timerId: t.id }, { jobId: `timer-${t.id}-${Date.parse(scheduleExpiry!)}`, delay }));
       }
       if (postCapture && open) {
-        const route = this.d.router.route(open.method, intent.livemode);
-        const fee = route ? feeFor(route.fee, open.amount_minor) : 0;
-        await tx`update attempts set fee_minor = ${fee} where id = ${open.id}`;
-        await postEntry(tx, {
+        const fee = open.fee_minor ?? 0;
+        pending.push(postEntry(tx, {
           tenantId: intent.tenant_id,
           livemode: intent.livemode,
           kind: 'charge.captured',
@@ -403,32 +453,39 @@ export class PaymentIntents {
           refId: open.id,
           memo: `capture of payment intent ${intent.id}`,
           lines: captureLines(open.connector_key, intent.currency, intent.amount_minor, updated.tip_minor, fee),
-        });
+        }));
         // A dispute the provider reports with the charge is opened in the same transaction.
-        if (evidence?.kind === 'captured' && evidence.dispute) await openDispute(tx, open.id, evidence.dispute.reason);
+        if (evidence?.kind === 'captured' && evidence.dispute) pending.push(openDispute(tx, open.id, evidence.dispute.reason));
       }
-      // Independent writes go together: postgres.js pipelines them on the transaction's connection.
-      const writes: Array<Promise<unknown>> = [
-        tx`
+      tx`
         insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
         values (${intent.id}, ${intent.tenant_id}, ${intent.livemode}, ${event.type}, ${intent.status}, ${updated.status},
-                ${tx.json({ attempt_id: open?.id ?? null, outcome: evidence ?? null, rule_id: ruleId ?? null, source: cmd.kind === 'evidence' ? cmd.source : null } as never)})`,
-      ];
+                ${tx.json({ attempt_id: open?.id ?? null, outcome: evidence ?? null, rule_id: ruleId ?? null, source: cmd.kind === 'evidence' ? cmd.source : null } as never)})`;
       // A single-use payment link is paid once its intent succeeded (same transaction).
       if (emits.includes('payment_intent.succeeded') && intent.metadata?.payment_link_id) {
-        writes.push(tx`
+        tx`
           update payment_links set paid_at = coalesce(paid_at, now()), active = reusable
-           where id::text = ${intent.metadata.payment_link_id} and tenant_id = ${intent.tenant_id} and not reusable`);
+           where id::text = ${intent.metadata.payment_link_id} and tenant_id = ${intent.tenant_id} and not reusable`;
       }
-      for (const type of emits) {
-        writes.push(appendEvent(tx, { tenantId: intent.tenant_id, livemode: intent.livemode, type, entityId: intent.id, data: intentEventData(updated) }));
-      }
-      await Promise.all(writes);
+      for (const type of emits) appendEvent(tx, { tenantId: intent.tenant_id, livemode: intent.livemode, type, entityId: intent.id, data: intentEventData(updated) });
+      void saveIdempotent(tx, idem, 200, this.responseFor(cmd, updated, attempts, review));
+      await Promise.all(pending);
       const out: Outcome = { intent: updated, attempts, review, changed: true };
-      if (idem) await saveIdempotent(tx, idem, 200, this.responseFor(cmd, updated, attempts, review));
       return out;
+    }).catch((e: unknown) => {
+      // The fence, or the one-open-attempt / one-pending-review index, refused a writer that lost
+      // the race: it retries from fresh state.
+      const err = e as { code?: string; constraint_name?: string };
+      const lostRace = err.code === 'OQ409' || (err.code === '23505' && (err.constraint_name === 'attempts_one_open' || err.constraint_name === 'risk_reviews_one_pending'));
+      throw lostRace ? new Fenced() : e;
     }), { kind: SpanKind.CLIENT });
 
+    if (scheduleExpiry && timerRow) {
+      const [t] = await timerRow;
+      const due = scheduleExpiry;
+      const delay = Math.max(0, new Date(due).getTime() - now.getTime());
+      after.push(() => this.d.queues.add(PI_QUEUE, intent.id, 'timer.fire', { timerId: t.id }, { jobId: `timer-${t.id}-${Date.parse(due)}`, delay }));
+    }
     for (const fn of after) {
       // Redis may be unreachable: the commit stands and the reconciler enqueues from Postgres.
       await fn().catch((e) => this.d.log.warn('enqueue after commit failed; the reconciler will retry', { intentId: intent.id, err: e }));

@@ -46,12 +46,23 @@ export function parseIdempotencyKey(raw: string | undefined, required: boolean):
  * Stores the response of a committed effect. Call it inside the effect's transaction with the
  * exact status and body the client will receive.
  */
-export async function saveIdempotent(tx: Db, h: IdempotencyHandle | undefined, status: number, body: unknown): Promise<void> {
-  if (!h) return;
-  await tx`
+export function saveIdempotent(tx: Db, h: IdempotencyHandle | undefined, status: number, body: unknown): Promise<unknown> {
+  if (!h) return Promise.resolve();
+  return tx`
     -- the idempotency record of this request; commits or rolls back with its effect
     insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body)
     values (${h.tenantId}, ${h.livemode}, ${h.key}, ${h.requestHash}, ${h.method}, ${h.path}, ${status}, ${answerJson(body)})`;
+}
+
+/**
+ * The same record as a data-modifying CTE (`, idempotency_record as (insert …)`) for a command
+ * that writes its whole effect in one statement; an empty fragment without a handle.
+ */
+export function idempotencyCte(sql: Sql, h: IdempotencyHandle | undefined, status: number, body: unknown) {
+  if (!h) return sql``;
+  return sql`, idempotency_record as (
+    insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body)
+    values (${h.tenantId}, ${h.livemode}, ${h.key}, ${h.requestHash}, ${h.method}, ${h.path}, ${status}, ${answerJson(body)}))`;
 }
 
 export const isIdempotencyConflict = (e: unknown) =>

@@ -420,6 +420,8 @@ export function otherBenchmarks(ours: Set<number>): string[] {
     } catch {
       continue;
     }
+    // `flock <lock> node dist/bench/…` is waiting for its turn (the running bench is its child).
+    if (/^(\S*\/)?flock /.test(cmd)) continue;
     if (/autocannon|dist\/bench\/|(^|\/)pgbench /.test(cmd)) found.push(`${pid} ${cmd.slice(0, 120)}`);
   }
   return found;

@@ -41,3 +41,61 @@ export async function ensureDatabase(url: string): Promise<boolean> {
     await sql.end({ timeout: 2 });
   }
 }
+
+/** A query error of Postgres (SQLSTATE in `code`). */
+const sqlState = (e: unknown) => (e as { code?: string } | undefined)?.code;
+/** "current transaction is aborted": a statement after the one that failed. */
+const IN_FAILED_TX = '25P02';
+
+/**
+ * One transaction in (usually) one network round trip: BEGIN, the statements `build` issues and
+ * COMMIT are pipelined on a reserved connection instead of each awaiting the previous one
+ * (bench/RESULTS.md: round trips were most of the confirm path's cost).
+ *
+ * - Every statement issued with `tx` starts at once, in order. `build` awaits one only when it
+ *   needs its result before issuing the next (that costs a round trip); the others' results are
+ *   read after `atomically` resolves (their promises are settled by then).
+ * - A failed statement aborts the transaction: Postgres answers the COMMIT with a ROLLBACK, and
+ *   `atomically` rejects with that statement's error. An error thrown by `build` rolls back too.
+ * - Build fragments (a conditional `and …`) with the pool's `sql`, not with `tx`: a fragment made
+ *   with `tx` would be sent as a statement of its own.
+ * - A check whose failure must undo the transaction has to fail *in Postgres* (e.g. the version
+ *   fence calls `orq_expect_rows`, migration 0008), since COMMIT is already on its way.
+ */
+export async function atomically<T>(sql: Sql, build: (tx: Sql) => Promise<T> | T): Promise<T> {
+  const conn = await sql.reserve();
+  const settled: Array<Promise<unknown>> = [];
+  const track = (q: Promise<unknown>) => {
+    // Starts the query now (postgres.js queries are lazy) and keeps its failure for the end.
+    settled.push(q.then(() => undefined, (e: unknown) => e ?? new Error('query failed')));
+    return q;
+  };
+  const tx = new Proxy(conn, {
+    apply(target, thisArg, args: unknown[]) {
+      const r = Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args);
+      const tagged = Array.isArray(args[0]) && 'raw' in (args[0] as object);
+      return tagged ? track(r as Promise<unknown>) : r;
+    },
+  }) as unknown as Sql;
+  try {
+    track(conn`begin`);
+    let result: T;
+    try {
+      result = await build(tx);
+    } catch (e) {
+      await conn`rollback`.catch(() => {});
+      await Promise.all(settled);
+      throw e;
+    }
+    const commit = conn`commit`;
+    const errors = (await Promise.all(settled)).filter((e): e is Error => e !== undefined);
+    // The first failure is the cause; the statements after it only report the aborted transaction.
+    const cause = errors.find((e) => sqlState(e) !== IN_FAILED_TX) ?? errors[0];
+    const committed = await commit.then(() => undefined, (e: unknown) => e as Error);
+    if (cause) throw cause;
+    if (committed) throw committed;
+    return result;
+  } finally {
+    conn.release();
+  }
+}
