@@ -20,7 +20,7 @@ export interface RunningWorkers {
 
 export const MAINTENANCE_QUEUE = 'maintenance';
 
-type PiJob = { intentId: string; attemptId?: string; timerId?: string; refundId?: string; paymentMethodId?: string; _trace?: Carrier };
+type PiJob = { intentId: string; attemptId?: string; settle?: boolean; timerId?: string; refundId?: string; paymentMethodId?: string; _trace?: Carrier };
 
 /** A job runs in a consumer span that continues the trace of whoever enqueued it. */
 let jobMetrics: Pick<AppDeps['metrics'], 'jobDuration' | 'jobWait'> | undefined;
@@ -91,9 +91,12 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
             inSpan(`connector ${attempt.connector_key}.${op}`, { [ATTR.connector]: attempt.connector_key, [ATTR.attemptId]: attempt.id }, fn, { kind: SpanKind.CLIENT });
           if (job.name === 'attempt.execute') {
             if (attempt.status !== 'pending') return { skipped: `attempt is ${attempt.status}` };
-            // Settle an unknown outcome before anything else: ask first, charge only if unseen.
+            // Settle an unknown outcome before anything else: when this attempt may have reached
+            // the provider already (a retried or stalled job, or one the reconciler re-enqueued),
+            // ask first and charge only if unseen. A first run charges directly, with the same key.
+            const mayHaveCalled = job.attemptsMade > 0 || (job.stalledCounter ?? 0) > 0 || job.data.settle === true;
             outcome =
-              (await call('retrieve', () => connector.retrieve(attempt.provider_key))) ??
+              (mayHaveCalled ? await call('retrieve', () => connector.retrieve(attempt.provider_key)) : null) ??
               (await call('charge', () => connector.charge({
                 idempotencyKey: attempt.provider_key,
                 attemptId: attempt.id,
@@ -209,7 +212,8 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
        order by updated_at limit 1000`;
     for (const a of stale) {
       const name = a.status === 'pending' ? 'attempt.execute' : 'attempt.capture';
-      await deps.queues.add(PI_QUEUE, a.payment_intent_id as string, name, { intentId: a.payment_intent_id, attemptId: a.id }, { jobId: `${name === 'attempt.execute' ? 'exec' : 'capture'}-${a.id}` });
+      // settle: this attempt may have reached the provider before its job was lost (ask first).
+      await deps.queues.add(PI_QUEUE, a.payment_intent_id as string, name, { intentId: a.payment_intent_id, attemptId: a.id, settle: true }, { jobId: `${name === 'attempt.execute' ? 'exec' : 'capture'}-${a.id}` });
     }
     const refunds = await sql`
       select id, payment_intent_id from refunds where status = 'requested' and updated_at < now() - interval '3 seconds' limit 1000`;
