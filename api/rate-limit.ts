@@ -68,6 +68,10 @@ export class RateLimiter {
     private maxInFlight = 1,
   ) {
     if (!(redis as unknown as Partial<WithHit>).orqRateHits) redis.defineCommand('orqRateHits', { lua: SCRIPT });
+    // The hits are batched here already: ioredis's auto-pipelining would only add a Pipeline
+    // object and a tick per call. (ioredis reads this option at each call.)
+    const ignored = redis.options.autoPipeliningIgnoredCommands ?? [];
+    if (!ignored.includes('orqRateHits')) redis.options.autoPipeliningIgnoredCommands = [...ignored, 'orqRateHits'];
     this.r = redis as unknown as WithHit;
   }
 
