@@ -42,7 +42,8 @@ export async function advanceClock(deps: Pick<AppDeps, 'sql' | 'queues' | 'log' 
       .add(PI_QUEUE, t.entity_id as string, 'timer.fire', { intentId: t.entity_id, timerId: t.id }, { jobId: `timer-${t.id}-advance-${Number(row.offset_ms)}` })
       .catch((e) => deps.log.warn('enqueue of a due timer failed; the sweeper will fire it', { err: e }));
   }
-  // Webhook retries wait on the tenant's clock too.
-  await deps.webhooks.sweepOnce({ tenantId: p.tenantId, tag: `adv${Number(row.offset_ms)}` }).catch((e) => deps.log.warn('webhook sweep after a clock advance failed', { err: e }));
+  // Webhook retries wait on the tenant's clock too: workers claim what is now due (a wake-up over Redis
+  // pub/sub from an API process; claimed here directly when this process runs the dispatcher).
+  await deps.webhooks.sweepOnce({ tenantId: p.tenantId }).catch((e) => deps.log.warn('webhook sweep after a clock advance failed', { err: e }));
   return { object: 'test_clock' as const, now: newNow.toISOString(), livemode: false as const };
 }

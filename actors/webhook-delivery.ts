@@ -2,7 +2,22 @@
 // into one delivery per matching active endpoint plus the internal sink; deliveries are signed
 // POSTs, retried on the tenant's clock (1 min, 5 min, 30 min, 2 h, 6 h, 12 h, then 24 h), and an
 // endpoint still failing a delivery 72 h after it was queued is disabled.
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+//
+// Deliveries are claimed from Postgres, not from a queue (bench/RESULTS.md, "bench/webhooks": one
+// BullMQ job plus one 5-table SELECT per delivery held the worker to 0.056x of a bare POST loop):
+// - the relay inserts the new deliveries already leased to this worker process (lease_until,
+//   lease_owner) and hands them to the dispatcher in memory with everything needed to sign and
+//   POST, so the hot path costs no query per delivery;
+// - due retries and orphans (a crashed worker's lapsed lease, a lost wake-up) are claimed in
+//   batches by `sweepOnce`: every SWEEP_INTERVAL_MS, at a retry's due time in this process, and at
+//   once when an API process publishes a wake-up after a test-clock advance;
+// - the lease lasts JOB_LOCK_MS and is renewed every third of it while the delivery waits in memory
+//   or is in flight, so a slow receiver never gets a second concurrent copy from another worker,
+//   and a dead worker's deliveries are claimed by others about JOB_LOCK_MS after its last renewal;
+// - outcomes are written in batches (one UPDATE per outcome kind per flush): a batch lost in a crash
+//   only means the delivery is sent again once its lease lapses (at-least-once, same event_id).
+import { hostname } from 'node:os';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Redis } from 'ioredis';
 import { signatureHeader, SIGNATURE_HEADER } from '../api/webhook-signature.js';
@@ -11,18 +26,8 @@ import type { Sql } from '../ops/db.js';
 import type { Logger } from '../ops/log.js';
 import type { Metrics } from '../ops/metrics.js';
 import { guardedLookup } from './net-guard.js';
-import { ATTR, inSpan, injectTrace, SpanKind, type Carrier } from '../ops/tracing.js';
+import { ATTR, extractTrace, inSpan, injectTrace, SpanKind, type Carrier } from '../ops/tracing.js';
 
-const hostOf = (url: string) => {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'invalid';
-  }
-};
-import type { Queues } from './queues.js';
-
-export const WH_QUEUE = 'wh';
 export const SINK = 'sink:events';
 export const API_VERSION = '2026-07-01';
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -30,261 +35,619 @@ export const DISABLE_AFTER_MS = 72 * 3600_000;
 /** Waits after the 1st, 2nd, … failed attempt; from the 7th on, 24 h repeated. */
 export const RETRY_WAITS_S = [60, 300, 1800, 7200, 21600, 43200];
 export const retryWaitSeconds = (failures: number) => RETRY_WAITS_S[failures - 1] ?? 86400;
-/** The sweeper rescues a due delivery whose job went missing after this long. */
-const RESCUE_GRACE_S = 10;
-const PER_ENDPOINT_IN_FLIGHT = 8;
+/** In-flight deliveries per endpoint, so one slow receiver does not hold up the others. */
+export const PER_ENDPOINT_IN_FLIGHT = 8;
+/** Deliveries a worker holds (waiting in memory or in flight) at most; beyond, the relay inserts them unleased. */
+const MAX_HELD = 10_000;
+/** Deliveries claimed per sweep statement. */
+const CLAIM_BATCH = 500;
+/** Events per relay transaction. */
+export const RELAY_BATCH = 500;
+const FLUSH_MS = 25;
+const FLUSH_AT = 500;
 
 export interface WebhookDeps {
   sql: Sql;
   redis: Redis;
-  queues: Queues;
   config: Config;
   log: Logger;
   metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookLag'>;
+  /** Not used by deliveries (they are claimed from Postgres); accepted so callers may pass their deps. */
+  queues?: unknown;
 }
 
 export function envelope(e: { event_id: string; event_type: string; created_at: Date; livemode: boolean; data: unknown }) {
   return { event_id: e.event_id, event_type: e.event_type, created_at: e.created_at.toISOString(), api_version: API_VERSION, livemode: e.livemode, data: e.data };
 }
 
-/** Bounded in-flight deliveries per endpoint, so one slow receiver does not hold up the others. */
-class PerKeyLimit {
-  private active = new Map<string, number>();
-  private waiting = new Map<string, Array<() => void>>();
-  constructor(private max: number) {}
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    if ((this.active.get(key) ?? 0) >= this.max) await new Promise<void>((r) => this.waiting.set(key, [...(this.waiting.get(key) ?? []), r]));
-    this.active.set(key, (this.active.get(key) ?? 0) + 1);
-    try {
-      return await fn();
-    } finally {
-      const n = (this.active.get(key) ?? 1) - 1;
-      if (n === 0) this.active.delete(key);
-      else this.active.set(key, n);
-      const q = this.waiting.get(key);
-      const next = q?.shift();
-      if (q && !q.length) this.waiting.delete(key);
-      next?.();
+/** Where a URL's requests go, parsed once per endpoint URL. */
+interface Target {
+  https: boolean;
+  options: RequestOptions;
+  host: string;
+}
+
+/** One claimed delivery, with what signing and POSTing it needs. */
+interface Item {
+  id: number;
+  endpointId: string;
+  target: Target | null;
+  secrets: string[];
+  body: string;
+  eventType: string;
+  attempts: number;
+  createdAtMs: number;
+  /** queued_at on the tenant's clock. */
+  queuedAtMs: number;
+  livemode: boolean;
+  /** The tenant's test-clock offset when claimed (0 in live mode). */
+  offsetMs: number;
+  trace: Carrier | null;
+  /** Local deadline of the lease (local clock, taken before the statement that set it). */
+  leaseUntil: number;
+  inFlight: boolean;
+}
+
+/** One endpoint's deliveries waiting in this process, and how many of its POSTs are in flight. */
+class EndpointQueue {
+  items: Item[] = [];
+  head = 0;
+  inFlight = 0;
+  inRing = false;
+  constructor(readonly id: string) {}
+  get waiting() {
+    return this.items.length - this.head;
+  }
+  push(i: Item) {
+    this.items.push(i);
+  }
+  shift(): Item | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const i = this.items[this.head];
+    this.items[this.head++] = undefined as never;
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
     }
+    return i;
   }
 }
+
+type Outcome = { ok: boolean; status?: number; error?: string };
+type Failure = { id: number; attempts: number; wait_s: number; status: number | null; error: string | null };
 
 export class WebhookDelivery {
   private httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 });
   private httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 });
   private lookup;
-  private limit = new PerKeyLimit(PER_ENDPOINT_IN_FLIGHT);
+  private targets = new Map<string, Target | null>();
+
+  // dispatcher state (worker processes only: `start`)
+  private running = false;
+  private owner = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  private leaseMs: number;
+  private maxInFlight: number;
+  private held = new Map<number, Item>();
+  private endpoints = new Map<string, EndpointQueue>();
+  private ring: EndpointQueue[] = [];
+  private ringHead = 0;
+  private inFlight = 0;
+  private disabled = new Set<string>();
+  private sub?: Redis;
+  private renewTimer?: NodeJS.Timeout;
+  private retryTimer?: NodeJS.Timeout;
+  private retryAt = Infinity;
+  private sweeping?: Promise<number>;
+  private sweepAgain = false;
+  private idle: Array<() => void> = [];
+
+  // outcome batches
   private successes: number[] = [];
+  private failures: Failure[] = [];
   private flushTimer?: NodeJS.Timeout;
   private flushing: Promise<void> = Promise.resolve();
 
+  private delivered;
+  private failedCount;
+
   constructor(private d: WebhookDeps) {
+    this.delivered = d.metrics?.webhookDeliveries.labels('delivered');
+    this.failedCount = d.metrics?.webhookDeliveries.labels('failed');
     this.lookup = guardedLookup(d.config.webhookAllowHttpHosts);
+    this.leaseMs = d.config.jobLockMs;
+    this.maxInFlight = d.config.webhookConcurrency;
+  }
+
+  private get wakeChannel() {
+    return `${this.d.config.redisPrefix}:wh:wake`;
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------------
+
+  /** Starts the dispatcher in a worker process: claims, sends, renews leases, listens for wake-ups. */
+  async start(instanceId?: string): Promise<void> {
+    if (this.running) return;
+    if (instanceId) this.owner = instanceId;
+    this.running = true;
+    this.renewTimer = setInterval(() => void this.renew().catch((e) => this.d.log.warn('renewing webhook delivery leases failed', { err: e })), Math.max(200, Math.floor(this.leaseMs / 3)));
+    this.sub = this.d.redis.duplicate({ enableAutoPipelining: false });
+    this.sub.on('message', () => void this.sweepOnce().catch((e) => this.d.log.warn('webhook sweep after a wake-up failed', { err: e })));
+    this.sub.on('error', (e) => this.d.log.warn('webhook wake-up subscription error', { err: e }));
+    await this.sub.subscribe(this.wakeChannel);
+  }
+
+  /** Stops claiming; waits (up to timeoutMs) for in-flight POSTs, writes outcomes, gives back unsent leases. */
+  async stop(timeoutMs = 11_000): Promise<void> {
+    if (!this.running) return this.flush();
+    this.running = false;
+    clearInterval(this.renewTimer);
+    clearTimeout(this.retryTimer);
+    this.sub?.disconnect();
+    this.sub = undefined;
+    // Nothing new starts: drop what waits in memory (its lease is released below).
+    const unsent: number[] = [];
+    for (const q of this.endpoints.values()) for (let i = q.shift(); i; i = q.shift()) if (!i.inFlight && this.held.delete(i.id)) unsent.push(i.id);
+    this.ring = [];
+    this.ringHead = 0;
+    if (this.inFlight > 0) await Promise.race([new Promise<void>((r) => this.idle.push(r)), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    await this.sweeping?.catch(() => 0);
+    await this.flush();
+    if (unsent.length) {
+      await this.d.sql`
+        update webhook_deliveries set lease_until = null, lease_owner = null
+         where id = any(${idArray(unsent)}::bigint[]) and status = 'pending' and lease_owner = ${this.owner}`.catch((e) => this.d.log.warn('releasing webhook leases failed; they lapse on their own', { err: e }));
+    }
+  }
+
+  async close() {
+    await this.stop();
+    clearInterval(this.deadlines);
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
   }
 
   // ---- relay: outbox → deliveries ------------------------------------------------------------
 
-  /** Relays up to `batch` committed events; returns how many. */
-  async relayOnce(batch = 500): Promise<number> {
-    const jobs: Array<{ id: number; endpoint_id: string; attempts: number; trace?: Carrier }> = [];
-    const traces = new Map<number, Carrier>();
+  /**
+   * Relays up to `batch` committed events; returns how many. The deliveries are built by Postgres
+   * (events × matching active endpoints, plus the sink), the pending ones leased to this worker and
+   * handed to its dispatcher after the commit, with the body, URL and secrets already read.
+   */
+  async relayOnce(batch = RELAY_BATCH): Promise<number> {
+    const handoff: Item[] = [];
+    const started = Date.now(); // no later than the transaction's now(), from which the leases run
+    const lease = this.running && this.held.size < MAX_HELD;
     const n = await this.d.sql.begin(async (tx) => {
       const events = await tx`
-        select e.id, e.tenant_id, e.livemode, e.event_type, e.traceparent, now() + make_interval(secs => case when e.livemode then 0 else coalesce(c.offset_ms, 0) / 1000.0 end) as tenant_now
-          from outbox_events e left join test_clocks c on c.tenant_id = e.tenant_id
-         where e.relayed_at is null order by e.id limit ${batch}
-           for update of e skip locked`;
+        with ev as (select id from outbox_events where relayed_at is null order by id limit ${batch} for update skip locked)
+        update outbox_events e set relayed_at = now() from ev where e.id = ev.id
+        returning e.id, e.event_id, e.tenant_id, e.livemode, e.event_type, e.data, e.created_at, e.traceparent,
+                  case when e.livemode then 0 else coalesce((select c.offset_ms from test_clocks c where c.tenant_id = e.tenant_id), 0) end::float8 as offset_ms`;
       if (!events.length) return 0;
       const tenants = [...new Set(events.map((e) => e.tenant_id as string))];
-      const endpoints = await tx`select id, tenant_id, livemode, events from webhook_endpoints where active and tenant_id in ${tx(tenants)}`;
-      const rows: Record<string, unknown>[] = [];
-      for (const e of events) {
-        if (e.traceparent) traces.set(Number(e.id), e.traceparent as Carrier);
-        const base = { event_id: e.id, tenant_id: e.tenant_id, livemode: e.livemode, queued_at: e.tenant_now, next_attempt_at: e.tenant_now };
-        rows.push({ ...base, endpoint_key: SINK, endpoint_id: null, status: 'succeeded', attempts: 1, delivered_at: e.tenant_now });
-        for (const ep of endpoints) {
-          if (ep.tenant_id !== e.tenant_id || ep.livemode !== e.livemode) continue;
-          const allow = ep.events as string[] | null;
-          if (allow && !allow.includes(e.event_type as string)) continue;
-          rows.push({ ...base, endpoint_key: ep.id, endpoint_id: ep.id, status: 'pending', attempts: 0, delivered_at: null });
-        }
-      }
+      const endpoints = await tx`
+        select w.id, w.url, s.secret, case when s.previous_until > now() then s.previous_secret end as previous_secret
+          from webhook_endpoints w join webhook_secrets s on s.endpoint_id = w.id
+         where w.active and w.tenant_id in ${tx(tenants)}`;
+      const epIds = `{${endpoints.map((w) => w.id as string).join(',')}}`;
       const inserted = await tx`
-        insert into webhook_deliveries ${(tx as unknown as (r: unknown, ...cols: string[]) => never)(rows, 'event_id', 'endpoint_key', 'endpoint_id', 'tenant_id', 'livemode', 'status', 'attempts', 'queued_at', 'next_attempt_at', 'delivered_at')}
+        insert into webhook_deliveries (event_id, endpoint_key, endpoint_id, tenant_id, livemode, status, attempts, queued_at, next_attempt_at, delivered_at, lease_until, lease_owner)
+        select e.id, coalesce(w.id::text, ${SINK}::text), w.id, e.tenant_id, e.livemode,
+               case when w.id is null then 'succeeded' else 'pending' end, case when w.id is null then 1 else 0 end,
+               t.now, t.now, case when w.id is null then t.now end,
+               case when w.id is not null and ${lease}::boolean then now() + make_interval(secs => ${this.leaseMs / 1000}) end,
+               case when w.id is not null and ${lease}::boolean then ${this.owner}::text end
+          from outbox_events e
+          left join test_clocks c on c.tenant_id = e.tenant_id and not e.livemode
+          cross join lateral (select now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0) as now) t
+          cross join lateral (
+            select null::uuid as id
+            union all
+            select w.id from webhook_endpoints w
+             where w.id = any(${epIds}::uuid[]) and w.tenant_id = e.tenant_id and w.livemode = e.livemode
+               and (w.events is null or e.event_type = any(w.events))) w
+         where e.id = any(${idArray(events.map((e) => Number(e.id)))}::bigint[])
         on conflict (event_id, endpoint_key) do nothing
-        returning id, event_id, endpoint_id, attempts, status`;
-      for (const r of inserted) if (r.status === 'pending') jobs.push({ id: Number(r.id), endpoint_id: r.endpoint_id as string, attempts: 0, trace: traces.get(Number(r.event_id)) });
-      await tx`update outbox_events set relayed_at = now() where id in ${tx(events.map((e) => e.id as number))}`;
+        returning id, event_id, endpoint_id, queued_at, lease_owner`;
+      if (!lease) return events.length;
+      const evById = new Map(events.map((e) => [Number(e.id), e]));
+      const epById = new Map(endpoints.map((w) => [w.id as string, w]));
+      const bodies = new Map<number, string>();
+      for (const r of inserted) {
+        if (r.lease_owner !== this.owner) continue;
+        const e = evById.get(Number(r.event_id));
+        const ep = epById.get(r.endpoint_id as string);
+        if (!e || !ep) continue; // not expected; the lease lapses and a sweep sends it
+        let body = bodies.get(Number(e.id)); // one body per event, shared by its endpoints
+        if (body === undefined) {
+          body = JSON.stringify(envelope({ event_id: e.event_id, event_type: e.event_type, created_at: e.created_at, livemode: e.livemode, data: e.data }));
+          bodies.set(Number(e.id), body);
+        }
+        handoff.push({
+          id: Number(r.id),
+          endpointId: ep.id as string,
+          target: this.target(ep.url as string),
+          secrets: ep.previous_secret ? [ep.secret as string, ep.previous_secret as string] : [ep.secret as string],
+          body,
+          eventType: e.event_type as string,
+          attempts: 0,
+          createdAtMs: (e.created_at as Date).getTime(),
+          queuedAtMs: (r.queued_at as Date).getTime(),
+          livemode: e.livemode as boolean,
+          offsetMs: Number(e.offset_ms),
+          trace: (e.traceparent as Carrier | null) ?? null,
+          leaseUntil: started + this.leaseMs,
+          inFlight: false,
+        });
+      }
       return events.length;
     });
-    await this.enqueue(jobs, 'r');
+    // After the commit only: a rolled-back relay sends nothing.
+    for (const i of handoff) this.hold(i);
+    this.pump();
     return n;
   }
 
-  private async enqueue(jobs: Array<{ id: number; endpoint_id: string; attempts: number; trace?: Carrier }>, tag: string, delayMs = 0) {
-    for (const j of jobs) {
-      await this.d.queues
-        .add(WH_QUEUE, j.endpoint_id, 'webhook.deliver', { deliveryId: j.id, attempt: j.attempts, ...(j.trace ? { _trace: j.trace } : {}) }, { jobId: `dlv-${j.id}-${j.attempts}-${tag}`, delay: delayMs, attempts: 3 })
-        .catch((e) => this.d.log.warn('enqueue of a delivery failed; the sweeper will rescue it', { deliveryId: j.id, err: e }));
+  // ---- claims: due retries and orphans ------------------------------------------------------------
+
+  /**
+   * In a worker: claims deliveries due on their tenant's clock that no live worker holds (retries,
+   * a crashed worker's, ones the relay could not lease), and disables endpoints with a delivery
+   * failing for 72 h. In an API process (no dispatcher): publishes a wake-up so that workers do it
+   * now (after a test-clock advance). Concurrent calls coalesce into one more pass.
+   */
+  async sweepOnce(opts: { tenantId?: string } = {}): Promise<number> {
+    if (!this.running) {
+      await this.d.redis.publish(this.wakeChannel, opts.tenantId ?? '');
+      return 0;
     }
-  }
-
-  // ---- one delivery ----------------------------------------------------------------------------
-
-  async deliver(deliveryId: number, forAttempt?: number): Promise<'succeeded' | 'failed' | 'skipped' | 'discarded'> {
-    const [d] = await this.d.sql`
-      select d.id, d.endpoint_id, d.tenant_id, d.livemode, d.status, d.attempts, d.queued_at, d.next_attempt_at,
-             e.event_id, e.event_type, e.data, e.created_at,
-             w.url, w.active, s.secret, case when s.previous_until > now() then s.previous_secret end as previous_secret,
-             now() + make_interval(secs => case when d.livemode then 0 else coalesce(c.offset_ms, 0) / 1000.0 end) as tenant_now
-        from webhook_deliveries d
-        join outbox_events e on e.id = d.event_id
-        join webhook_endpoints w on w.id = d.endpoint_id
-        join webhook_secrets s on s.endpoint_id = w.id
-        left join test_clocks c on c.tenant_id = d.tenant_id
-       where d.id = ${deliveryId}`;
-    if (!d || d.status !== 'pending') return 'skipped';
-    if (forAttempt !== undefined && d.attempts !== forAttempt) return 'skipped'; // another job already made this attempt
-    if (!d.active) {
-      await this.d.sql`update webhook_deliveries set status = 'discarded', last_error = 'endpoint disabled' where id = ${deliveryId} and status = 'pending'`;
-      return 'discarded';
+    if (this.sweeping) {
+      this.sweepAgain = true;
+      return this.sweeping;
     }
-    const tenantNow = d.tenant_now as Date;
-    if ((d.next_attempt_at as Date).getTime() > tenantNow.getTime() + 1000) return 'skipped'; // not due on the tenant's clock
-
-    const body = JSON.stringify(envelope({ event_id: d.event_id, event_type: d.event_type, created_at: d.created_at, livemode: d.livemode, data: d.data }));
-    const secrets = [d.secret as string, ...(d.previous_secret ? [d.previous_secret as string] : [])];
-    const result = await inSpan(
-      'webhook.deliver',
-      { [ATTR.deliveryId]: deliveryId, [ATTR.endpointId]: d.endpoint_id as string, [ATTR.eventType]: d.event_type as string, [ATTR.serverAddress]: hostOf(d.url as string) },
-      async (span) => {
-        const r = await this.limit.run(d.endpoint_id as string, () => this.post(d.url as string, body, secrets));
-        if (r.status) span.setAttribute(ATTR.httpStatus, r.status);
-        span.setAttribute(ATTR.outcome, r.ok ? 'delivered' : 'failed');
-        return r;
-      },
-      { kind: SpanKind.CLIENT },
-    );
-    this.d.metrics?.webhookDeliveries.inc({ outcome: result.ok ? 'delivered' : 'failed' });
-    if (result.ok) {
-      this.d.metrics?.webhookLag.observe((Date.now() - (d.created_at as Date).getTime()) / 1000);
-      this.recordSuccess(deliveryId);
-      return 'succeeded';
-    }
-    await this.recordFailure(d, tenantNow, result.status, result.error);
-    return 'failed';
-  }
-
-  private post(url: string, body: string, secrets: string[]): Promise<{ ok: boolean; status?: number; error?: string }> {
-    return new Promise((resolve) => {
-      let u: URL;
+    this.sweeping = (async () => {
+      let n = 0;
       try {
-        u = new URL(url);
-      } catch {
-        return resolve({ ok: false, error: 'invalid url' });
+        do {
+          this.sweepAgain = false;
+          for (;;) {
+            const room = Math.min(CLAIM_BATCH, MAX_HELD - this.held.size);
+            if (room <= 0 || !this.running) break;
+            const got = await this.claim(room);
+            n += got;
+            if (got < room) break;
+          }
+          await this.disableStale();
+        } while (this.sweepAgain && this.running);
+      } finally {
+        this.sweeping = undefined;
       }
-      const isHttps = u.protocol === 'https:';
-      const t = Math.floor(Date.now() / 1000); // real time: receivers compare t with their own clock
-      const req = (isHttps ? httpsRequest : httpRequest)(
-        u,
-        {
-          method: 'POST',
-          agent: isHttps ? this.httpsAgent : this.httpAgent,
-          lookup: this.lookup as never,
-          timeout: DELIVERY_TIMEOUT_MS,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-            'user-agent': `Orquesta-Webhooks/${API_VERSION}`,
-            [SIGNATURE_HEADER]: signatureHeader(secrets, t, body),
-            ...injectTrace(), // traceparent: the receiver may join the trace
+      return n;
+    })();
+    return this.sweeping;
+  }
+
+  private async claim(limit: number): Promise<number> {
+    const t0 = Date.now();
+    // The first bound on next_attempt_at (the largest test-clock offset) lets the partial index on
+    // (next_attempt_at) where pending stop the scan; the second is the delivery's own tenant clock.
+    const rows = await this.d.sql`
+      with due as (
+        select d.id from webhook_deliveries d
+          left join test_clocks c on c.tenant_id = d.tenant_id and not d.livemode
+         where d.status = 'pending' and d.endpoint_id is not null
+           and (d.lease_until is null or d.lease_until < now())
+           and d.next_attempt_at <= now() + make_interval(secs => greatest(0, (select coalesce(max(offset_ms), 0) from test_clocks)) / 1000.0)
+           and d.next_attempt_at <= now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0)
+         order by d.next_attempt_at limit ${limit}
+           for update of d skip locked
+      ), claimed as (
+        update webhook_deliveries d set lease_until = now() + make_interval(secs => ${this.leaseMs / 1000}), lease_owner = ${this.owner}
+          from due where d.id = due.id
+        returning d.id, d.event_id, d.endpoint_id, d.tenant_id, d.livemode, d.attempts, d.queued_at
+      )
+      select cl.id, cl.endpoint_id, cl.livemode, cl.attempts, cl.queued_at,
+             e.event_id, e.event_type, e.data, e.created_at, e.traceparent,
+             w.url, w.active, s.secret, case when s.previous_until > now() then s.previous_secret end as previous_secret,
+             case when cl.livemode then 0 else coalesce(c.offset_ms, 0) end::float8 as offset_ms
+        from claimed cl
+        join outbox_events e on e.id = cl.event_id
+        join webhook_endpoints w on w.id = cl.endpoint_id
+        join webhook_secrets s on s.endpoint_id = w.id
+        left join test_clocks c on c.tenant_id = cl.tenant_id`;
+    const inactive: number[] = [];
+    const bodies = new Map<string, string>();
+    for (const r of rows) {
+      const id = Number(r.id);
+      if (!r.active || this.disabled.has(r.endpoint_id as string)) {
+        inactive.push(id);
+        continue;
+      }
+      const existing = this.held.get(id);
+      if (existing) {
+        existing.leaseUntil = t0 + this.leaseMs; // ours already (a renewal that came late): keep the copy we hold
+        continue;
+      }
+      let body = bodies.get(r.event_id as string); // one body per event, shared by its endpoints
+      if (body === undefined) {
+        body = JSON.stringify(envelope({ event_id: r.event_id, event_type: r.event_type, created_at: r.created_at, livemode: r.livemode, data: r.data }));
+        bodies.set(r.event_id as string, body);
+      }
+      this.hold({
+        id,
+        endpointId: r.endpoint_id as string,
+        target: this.target(r.url as string),
+        secrets: r.previous_secret ? [r.secret as string, r.previous_secret as string] : [r.secret as string],
+        body,
+        eventType: r.event_type as string,
+        attempts: r.attempts as number,
+        createdAtMs: (r.created_at as Date).getTime(),
+        queuedAtMs: (r.queued_at as Date).getTime(),
+        livemode: r.livemode as boolean,
+        offsetMs: Number(r.offset_ms),
+        trace: (r.traceparent as Carrier | null) ?? null,
+        leaseUntil: t0 + this.leaseMs,
+        inFlight: false,
+      });
+    }
+    if (inactive.length) {
+      await this.d.sql`update webhook_deliveries set status = 'discarded', last_error = 'endpoint disabled', lease_until = null, lease_owner = null
+                        where id = any(${idArray(inactive)}::bigint[]) and status = 'pending'`;
+    }
+    this.pump();
+    return rows.length;
+  }
+
+  /** Renews the leases of everything this worker holds; drops what is no longer pending or no longer ours. */
+  private async renew() {
+    const ids = [...this.held.keys()];
+    if (!ids.length) return;
+    const t0 = Date.now();
+    const rows = await this.d.sql`
+      update webhook_deliveries set lease_until = now() + make_interval(secs => ${this.leaseMs / 1000})
+       where id = any(${idArray(ids)}::bigint[]) and status = 'pending' and lease_owner = ${this.owner}
+       returning id`;
+    const kept = new Set(rows.map((r) => Number(r.id)));
+    for (const id of ids) {
+      const i = this.held.get(id);
+      if (!i) continue;
+      if (kept.has(id)) i.leaseUntil = t0 + this.leaseMs;
+      else if (!i.inFlight) this.held.delete(id); // delivered or discarded elsewhere, or claimed by another worker: not sent here
+    }
+  }
+
+  // ---- dispatcher --------------------------------------------------------------------------------
+
+  private hold(i: Item) {
+    this.held.set(i.id, i);
+    let q = this.endpoints.get(i.endpointId);
+    if (!q) this.endpoints.set(i.endpointId, (q = new EndpointQueue(i.endpointId)));
+    q.push(i);
+    this.ready(q);
+  }
+
+  private ready(q: EndpointQueue) {
+    if (!q.inRing && q.waiting > 0 && q.inFlight < PER_ENDPOINT_IN_FLIGHT) {
+      q.inRing = true;
+      this.ring.push(q);
+    }
+  }
+
+  /** Starts POSTs while there is room: round robin over endpoints, at most PER_ENDPOINT_IN_FLIGHT each. */
+  private pump() {
+    while (this.running && this.inFlight < this.maxInFlight && this.ringHead < this.ring.length) {
+      const q = this.ring[this.ringHead++];
+      q.inRing = false;
+      const i = q.shift();
+      if (i) {
+        if (this.held.get(i.id) !== i) {
+          // dropped (no longer ours)
+        } else if (this.disabled.has(i.endpointId)) {
+          this.held.delete(i.id);
+        } else if (i.leaseUntil <= Date.now()) {
+          this.held.delete(i.id); // the lease lapsed (renewals failed): whoever claims it next sends it
+        } else {
+          this.send(q, i);
+        }
+      }
+      this.ready(q);
+      if (q.waiting === 0 && q.inFlight === 0) this.endpoints.delete(q.id);
+    }
+    if (this.ringHead > 1024 && this.ringHead * 2 > this.ring.length) {
+      this.ring = this.ring.slice(this.ringHead);
+      this.ringHead = 0;
+    }
+  }
+
+  private send(q: EndpointQueue, i: Item) {
+    i.inFlight = true;
+    q.inFlight++;
+    this.inFlight++;
+    this.deliver(i)
+      .catch((e) => {
+        this.d.log.warn('webhook delivery failed unexpectedly', { deliveryId: i.id, err: e });
+      })
+      .finally(() => {
+        this.held.delete(i.id);
+        q.inFlight--;
+        this.inFlight--;
+        this.ready(q);
+        if (q.waiting === 0 && q.inFlight === 0 && this.endpoints.get(q.id) === q) this.endpoints.delete(q.id);
+        if (this.inFlight === 0) for (const r of this.idle.splice(0)) r();
+        this.pump();
+      });
+  }
+
+  /** One attempt: a consumer span that continues the event's trace, the signed POST in a client span, the outcome batched. */
+  private async deliver(i: Item): Promise<void> {
+    const result = await inSpan(
+      'job webhook.deliver',
+      { [ATTR.jobName]: 'webhook.deliver', [ATTR.queue]: 'webhook_deliveries', [ATTR.jobId]: String(i.id) },
+      () =>
+        inSpan(
+          'webhook.deliver',
+          { [ATTR.deliveryId]: i.id, [ATTR.endpointId]: i.endpointId, [ATTR.eventType]: i.eventType, [ATTR.serverAddress]: i.target?.host ?? 'invalid' },
+          async (span) => {
+            const r = await this.post(i.target, i.body, i.secrets);
+            if (r.status) span.setAttribute(ATTR.httpStatus, r.status);
+            span.setAttribute(ATTR.outcome, r.ok ? 'delivered' : 'failed');
+            return r;
           },
+          { kind: SpanKind.CLIENT },
+        ),
+      { parent: extractTrace(i.trace), kind: SpanKind.CONSUMER },
+    );
+    (result.ok ? this.delivered : this.failedCount)?.inc();
+    if (result.ok) {
+      this.d.metrics?.webhookLag.observe((Date.now() - i.createdAtMs) / 1000);
+      this.successes.push(i.id);
+    } else {
+      const failures = i.attempts + 1;
+      const tenantNow = Date.now() + i.offsetMs;
+      if (tenantNow - i.queuedAtMs >= DISABLE_AFTER_MS) {
+        await this.disable(i.endpointId, `a delivery failed for 72 hours (last: ${result.status ?? result.error})`);
+        await this.d.sql`update webhook_deliveries set attempts = ${failures}, last_status = ${result.status ?? null}, last_error = ${result.error?.slice(0, 500) ?? null}, lease_until = null, lease_owner = null where id = ${i.id}`;
+        return;
+      }
+      this.failures.push({ id: i.id, attempts: i.attempts, wait_s: retryWaitSeconds(failures), status: result.status ?? null, error: result.error?.slice(0, 500) ?? null });
+      // This worker looks again when the retry is due (by the clock it knows; a clock advance wakes it too).
+      this.wakeAt(Date.now() + retryWaitSeconds(failures) * 1000 + 50);
+    }
+    if (this.successes.length + this.failures.length >= FLUSH_AT) void this.flush();
+    else this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+  }
+
+  private wakeAt(at: number) {
+    if (!this.running || at >= this.retryAt) return;
+    clearTimeout(this.retryTimer);
+    this.retryAt = at;
+    this.retryTimer = setTimeout(() => {
+      this.retryAt = Infinity;
+      void this.sweepOnce().catch((e) => this.d.log.warn('webhook retry sweep failed', { err: e }));
+    }, Math.max(0, at - Date.now()));
+    this.retryTimer.unref();
+  }
+
+  private target(url: string): Target | null {
+    let t = this.targets.get(url);
+    if (t !== undefined) return t;
+    try {
+      const u = new URL(url);
+      const https = u.protocol === 'https:';
+      t = {
+        https,
+        host: u.host,
+        options: {
+          protocol: u.protocol,
+          hostname: u.hostname.replace(/^\[|\]$/g, ''),
+          port: u.port || undefined,
+          path: `${u.pathname}${u.search}`,
+          method: 'POST',
+          agent: https ? this.httpsAgent : this.httpAgent,
+          lookup: this.lookup as never,
         },
-        (res: IncomingMessage) => {
-          res.resume(); // drain: the answer's body is ignored; redirects are not followed
-          res.on('end', () => resolve({ ok: !!res.statusCode && res.statusCode >= 200 && res.statusCode < 300, status: res.statusCode }));
-          res.on('error', (e) => resolve({ ok: false, status: res.statusCode, error: e.message }));
-        },
-      );
-      const deadline = setTimeout(() => req.destroy(new Error('no answer within 10 s')), DELIVERY_TIMEOUT_MS);
-      req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
+      };
+    } catch {
+      t = null;
+    }
+    if (this.targets.size > 10_000) this.targets.clear();
+    this.targets.set(url, t);
+    return t;
+  }
+
+  private pending = new Set<{ req: ClientRequest; until: number }>();
+  private deadlines?: NodeJS.Timeout;
+
+  private expire() {
+    const now = Date.now();
+    for (const p of this.pending) if (p.until <= now) p.req.destroy(new Error('no answer within 10 s'));
+    if (!this.pending.size) {
+      clearInterval(this.deadlines);
+      this.deadlines = undefined;
+    }
+  }
+
+  private post(target: Target | null, body: string, secrets: string[]): Promise<Outcome> {
+    return new Promise((resolve) => {
+      if (!target) return resolve({ ok: false, error: 'invalid url' });
+      const t = Math.floor(Date.now() / 1000); // real time: receivers compare t with their own clock
+      const headers: Record<string, string | number> = {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'user-agent': `Orquesta-Webhooks/${API_VERSION}`,
+        [SIGNATURE_HEADER]: signatureHeader(secrets, t, body),
+      };
+      const tp = injectTrace(); // traceparent: the receiver may join the trace
+      for (const k in tp) headers[k] = tp[k];
+      const req = (target.https ? httpsRequest : httpRequest)({ ...target.options, headers }, (res: IncomingMessage) => {
+        res.resume(); // drain: the answer's body is ignored; redirects are not followed
+        res.on('end', () => resolve({ ok: !!res.statusCode && res.statusCode >= 200 && res.statusCode < 300, status: res.statusCode }));
+        res.on('error', (e) => resolve({ ok: false, status: res.statusCode, error: e.message }));
+      });
+      // The whole answer within DELIVERY_TIMEOUT_MS: one interval checks every request (no timer per request).
+      const entry = { req, until: Date.now() + DELIVERY_TIMEOUT_MS };
+      this.pending.add(entry);
+      this.deadlines ??= setInterval(() => this.expire(), 250).unref();
       req.on('error', (e) => resolve({ ok: false, error: e.message }));
-      req.on('close', () => clearTimeout(deadline));
+      req.on('close', () => this.pending.delete(entry));
       req.end(body);
     });
   }
 
-  /** Successes are written in batches: losing a batch in a crash only means a repeat delivery. */
-  private recordSuccess(id: number) {
-    this.successes.push(id);
-    if (this.successes.length >= 200) void this.flush();
-    else this.flushTimer ??= setTimeout(() => void this.flush(), 25);
-  }
+  // ---- outcomes, in batches ------------------------------------------------------------------------
 
+  /**
+   * Writes the recorded outcomes: one UPDATE for the successes, one for the failures (attempts,
+   * next_attempt_at on the tenant's clock, last status and error, lease released). Losing a batch in a
+   * crash means the delivery is sent again when its lease lapses: a repeat, never a loss.
+   */
   async flush(): Promise<void> {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    const ids = this.successes.splice(0);
-    if (!ids.length) return this.flushing;
+    const ok = this.successes.splice(0);
+    const failed = this.failures.splice(0);
+    if (!ok.length && !failed.length) return this.flushing;
     this.flushing = this.flushing.then(async () => {
-      await this.d.sql`
-        update webhook_deliveries set status = 'succeeded', attempts = attempts + 1, delivered_at = now(), last_status = 200, last_error = null
-         where id in ${this.d.sql(ids)} and status = 'pending'`.catch((e) => this.d.log.warn('recording delivered webhooks failed; they will be sent again', { err: e }));
+      await Promise.all([
+        ok.length
+          ? this.d.sql`
+              update webhook_deliveries set status = 'succeeded', attempts = attempts + 1, delivered_at = now(), last_status = 200, last_error = null, lease_until = null, lease_owner = null
+               where id = any(${idArray(ok)}::bigint[]) and status = 'pending'`.catch((e) => this.d.log.warn('recording delivered webhooks failed; they will be sent again', { err: e }))
+          : undefined,
+        failed.length
+          ? this.d.sql`
+              update webhook_deliveries d
+                 set attempts = f.attempts + 1,
+                     next_attempt_at = now() + make_interval(secs => f.wait_s + case when d.livemode then 0 else coalesce((select c.offset_ms from test_clocks c where c.tenant_id = d.tenant_id), 0) / 1000.0 end),
+                     last_status = f.status, last_error = f.error, lease_until = null, lease_owner = null
+                from jsonb_to_recordset(${this.d.sql.json(failed as never)}) as f(id bigint, attempts int, wait_s int, status int, error text)
+               where d.id = f.id and d.status = 'pending' and d.attempts = f.attempts and d.lease_owner = ${this.owner}`.catch((e) =>
+              this.d.log.warn('recording failed webhook attempts failed; they will be retried when their lease lapses', { err: e }),
+            )
+          : undefined,
+      ]);
     });
     return this.flushing;
   }
 
-  private async recordFailure(d: Record<string, unknown>, tenantNow: Date, status?: number, error?: string) {
-    const failures = (d.attempts as number) + 1;
-    const queuedAt = (d.queued_at as Date).getTime();
-    if (tenantNow.getTime() - queuedAt >= DISABLE_AFTER_MS) {
-      await this.disable(d.endpoint_id as string, `a delivery failed for 72 hours (last: ${status ?? error})`);
-      await this.d.sql`update webhook_deliveries set attempts = ${failures}, last_status = ${status ?? null}, last_error = ${error ?? null} where id = ${d.id as number}`;
-      return;
-    }
-    const wait = retryWaitSeconds(failures);
-    const next = new Date(tenantNow.getTime() + wait * 1000);
-    const rows = await this.d.sql`
-      update webhook_deliveries set attempts = ${failures}, next_attempt_at = ${next}, last_status = ${status ?? null}, last_error = ${error?.slice(0, 500) ?? null}
-       where id = ${d.id as number} and status = 'pending' and attempts = ${d.attempts as number}
-       returning id`;
-    if (rows.length) await this.enqueue([{ id: d.id as number, endpoint_id: d.endpoint_id as string, attempts: failures }], 'retry', wait * 1000);
-  }
-
   private async disable(endpointId: string, reason: string) {
+    this.disabled.add(endpointId);
     await this.d.sql.begin(async (tx) => {
       await tx`update webhook_endpoints set active = false, disabled_at = now(), disabled_reason = ${reason} where id = ${endpointId} and active`;
-      await tx`update webhook_deliveries set status = 'discarded' where endpoint_id = ${endpointId} and status = 'pending'`;
+      await tx`update webhook_deliveries set status = 'discarded', lease_until = null, lease_owner = null where endpoint_id = ${endpointId} and status = 'pending'`;
     });
     this.d.log.warn('webhook endpoint disabled', { endpointId, reason });
   }
 
-  // ---- sweeper ---------------------------------------------------------------------------------
-
-  /**
-   * Enqueues deliveries due on their tenant's clock whose job is missing (a crash, a flushed
-   * Redis), or all due ones of one tenant right after its clock moved; disables endpoints with a
-   * delivery failing for 72 h.
-   */
-  async sweepOnce(opts: { tenantId?: string; tag?: string } = {}): Promise<number> {
-    const grace = opts.tenantId ? 0 : RESCUE_GRACE_S;
-    const due = await this.d.sql`
-      select d.id, d.endpoint_id, d.attempts from webhook_deliveries d left join test_clocks c on c.tenant_id = d.tenant_id
-       where d.status = 'pending' and d.endpoint_id is not null ${opts.tenantId ? this.d.sql`and d.tenant_id = ${opts.tenantId}` : this.d.sql``}
-         and d.next_attempt_at <= now() + make_interval(secs => case when d.livemode then 0 else coalesce(c.offset_ms, 0) / 1000.0 end - ${grace})
-       order by d.next_attempt_at limit 2000`;
-    await this.enqueue(due.map((r) => ({ id: Number(r.id), endpoint_id: r.endpoint_id as string, attempts: r.attempts as number })), opts.tag ?? `s${Math.floor(Date.now() / 5000)}`);
+  /** Disables endpoints that have a delivery failing for 72 h on its tenant's clock. */
+  private async disableStale() {
     const stale = await this.d.sql`
       select distinct d.endpoint_id from webhook_deliveries d left join test_clocks c on c.tenant_id = d.tenant_id
        where d.status = 'pending' and d.attempts > 0
          and d.queued_at <= now() + make_interval(secs => case when d.livemode then 0 else coalesce(c.offset_ms, 0) / 1000.0 end) - interval '72 hours'`;
     for (const s of stale) await this.disable(s.endpoint_id as string, 'a delivery failed for 72 hours');
-    return due.length;
-  }
-
-  async close() {
-    await this.flush();
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
   }
 }
+
+/** A bigint[] literal for `= any(…::bigint[])`: one parameter whatever the count. */
+const idArray = (ids: number[]) => `{${ids.join(',')}}`;

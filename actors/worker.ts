@@ -9,7 +9,7 @@ import { nowFor, tenantNow } from './clock.js';
 import { hydrate } from './payment-intent-store.js';
 import { LockBusy, PI_QUEUE } from './payment-intents.js';
 import { queueName } from './queues.js';
-import { WH_QUEUE } from './webhook-delivery.js';
+import { RELAY_BATCH } from './webhook-delivery.js';
 import { ATTR, extractTrace, inSpan, SpanKind, type Carrier } from '../ops/tracing.js';
 
 export interface RunningWorkers {
@@ -162,23 +162,14 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
     workers.push(w);
   }
 
-  // ---- webhook deliveries: one queue per endpoint shard ------------------------------------------
-  for (let shard = 0; shard < config.queueShards; shard++) {
-    const w = new Worker<{ deliveryId: number; attempt?: number; _trace?: Carrier }>(
-      queueName(WH_QUEUE, shard),
-      traced(queueName(WH_QUEUE, shard), async (job) => ({ result: await deps.webhooks.deliver(job.data.deliveryId, job.data.attempt) })),
-      { ...opts, connection: conn(), concurrency: config.webhookConcurrency, lockDuration: config.jobLockMs, stalledInterval: Math.max(500, Math.floor(config.jobLockMs / 2)), maxStalledCount: 20 },
-    );
-    w.on('failed', (job, err) => log.warn('webhook job failed', { jobId: job?.id, err }));
-    w.on('error', (err) => log.warn('worker error', { err }));
-    workers.push(w);
-  }
+  // ---- webhook deliveries: claimed from Postgres with a lease, no queue (actors/webhook-delivery.ts) --
+  await deps.webhooks.start(instanceId);
   let relaying = false;
   const relay = async () => {
     if (relaying) return;
     relaying = true;
     try {
-      while ((await deps.webhooks.relayOnce()) === 500);
+      while ((await deps.webhooks.relayOnce()) === RELAY_BATCH);
     } catch (e) {
       log.warn('outbox relay failed', { err: e });
     } finally {
@@ -257,7 +248,7 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
       clearInterval(reconcileTimer);
       await stopBeat();
       await Promise.all(workers.map((w) => w.close()));
-      await deps.webhooks.flush();
+      await deps.webhooks.stop();
       await maintenance.close();
       for (const c of connections) c.disconnect();
     },

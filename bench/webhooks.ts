@@ -3,7 +3,7 @@
 //
 // Processes: K receivers (bench/webhooks-receivers, one child process, node:http keep-alive), the
 // app as ROLE=api (admin API, endpoint registration, the test clock) and ROLE=worker (outbox relay
-// every RELAY_INTERVAL_MS=20 ms, BullMQ delivery workers), both bench/confirm-app children on a
+// every RELAY_INTERVAL_MS=20 ms, the webhook dispatcher), both bench/confirm-app children on a
 // scratch database and Redis prefix. WEBHOOK_ALLOW_HTTP_HOSTS=127.0.0.1 lets endpoints be
 // http://127.0.0.1:<port>/… . This process inserts outbox events with SQL and runs the bare loop.
 //
@@ -85,7 +85,7 @@ const SPEC = {
   'advance-every': { type: 'number', default: 10, min: 1, max: 300, help: 'advance the test clock 60 s every this many seconds while failing' },
   'recovery-timeout': { type: 'number', default: 60, min: 5, max: 600, help: 'seconds allowed to reach 100% after the failure window' },
   retries: { type: 'number', default: 3, min: 0, max: 10, help: 'run a measured phase again (keeping the least disturbed) when other processes or hypervisor steal took more than 15% of a core during it' },
-  'webhook-concurrency': { type: 'number', default: 32, min: 1, max: 1000, help: 'WEBHOOK_CONCURRENCY of the worker (jobs per shard queue)' },
+  'webhook-concurrency': { type: 'number', default: 32, min: 1, max: 1000, help: 'WEBHOOK_CONCURRENCY of the worker (deliveries in flight per worker process; at most 8 per endpoint either way)' },
   'relay-interval': { type: 'number', default: 20, min: 10, max: 10_000, help: 'RELAY_INTERVAL_MS of the worker' },
   profile: { type: 'boolean', default: true, help: 'run the profiled throughput phase (--no-profile to skip)' },
   perf: { type: 'boolean', default: perfAvailable(), help: 'with the profiled phase, sample the whole machine with perf record -e cpu-clock -a (--no-perf to skip)' },
@@ -544,7 +544,7 @@ async function main(): Promise<number> {
   out.push(
     mdTable(
       ['round', 'sender', 'deliveries', 'seconds', 'deliveries/s', 'first ms', 'dup', ...cpuNames.map((n) => `${n} CPU`), 'other CPU', 'machine busy', 'steal'],
-      phases.map((p) => [p.round, p.mode === 'worker' ? 'Orquesta worker (relay + BullMQ + signed POST)' : 'bare keep-alive POST loop', fmt(p.deliveries), fmt(p.seconds, 2), fmt(p.perSecond), p.firstMs === undefined ? '–' : fmt(p.firstMs), fmt(p.duplicates), ...cpuCells(p.cpu, cpuNames)]),
+      phases.map((p) => [p.round, p.mode === 'worker' ? 'Orquesta worker (relay + lease + signed POST)' : 'bare keep-alive POST loop', fmt(p.deliveries), fmt(p.seconds, 2), fmt(p.perSecond), p.firstMs === undefined ? '–' : fmt(p.firstMs), fmt(p.duplicates), ...cpuCells(p.cpu, cpuNames)]),
     ),
   );
   out.push(CPU_NOTE);

@@ -41,13 +41,13 @@ export interface Config {
   readonly reconcileIntervalMs: number;
   /** Jobs a worker runs at once per shard queue. */
   readonly workerConcurrency: number;
-  /** BullMQ job lock: a job of a dead worker is taken over after about this long. */
+  /** BullMQ job lock, and the lease of a claimed webhook delivery: a dead worker's work is taken over after about this long. */
   readonly jobLockMs: number;
   /** Entity lock TTL: longer than the slowest provider call made under it. */
   readonly entityLockMs: number;
   /** How often the outbox relay looks for committed events. */
   readonly relayIntervalMs: number;
-  /** Webhook deliveries a worker runs at once per shard queue. */
+  /** Webhook deliveries a worker process has in flight at once (at most 8 per endpoint). */
   readonly webhookConcurrency: number;
   /** A worker process (ROLE=worker) serves /metrics and /health/live on this port when set. */
   readonly metricsPort?: number;
@@ -168,7 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobLockMs: int(env, 'JOB_LOCK_MS', 30_000),
     entityLockMs: int(env, 'ENTITY_LOCK_MS', 30_000),
     relayIntervalMs: int(env, 'RELAY_INTERVAL_MS', 200),
-    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 32),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 256),
     metricsPort: opt(env, 'METRICS_PORT') === undefined ? undefined : int(env, 'METRICS_PORT', 0),
   };
   for (const k of Object.keys(draft)) if (draft[k] === undefined) delete draft[k];
