@@ -6,11 +6,18 @@
 //      writes      the issue's "equivalent SQL" of one confirm, in one transaction: insert an
 //                  attempt, update the intent (version = version + 1 where version = 0), insert a
 //                  history row and an outbox row. Its tps is the ratio's denominator.
-//      confirm-sql reference: every statement one POST /confirm sends, in order: idempotency lookup,
-//                  hydrate (intent + clock, attempts, pending review), risk rules, then the
-//                  transaction (attempt, fenced intent update, history, idempotency record).
-//      chain-sql   reference: the create's statements followed by the confirm's (what one
-//                  create+confirm pair of the HTTP load costs Postgres).
+//      confirm-sql reference: every statement one POST /confirm sends, as the code sends them:
+//                  the idempotency lookup, the hydrate (one query: intent + clock, attempts,
+//                  pending review, risk rules), then the transition's transaction pipelined in
+//                  one flight (BEGIN, attempt, fenced intent update, history, idempotency
+//                  record, COMMIT; ops/db.ts atomically).
+//      chain-sql   reference: the create's statements (lookup, one CTE statement) followed by the
+//                  confirm's (what one create+confirm pair of the HTTP load costs Postgres).
+//      chain-full-sql reference, the SQL floor of the HTTP load: chain-sql plus what the worker
+//                  sends to execute the attempt (hydrate, the sim provider's book, the evidence
+//                  transaction with ledger entry and lines, history and outbox row). No app code
+//                  runs: its tps is what Postgres alone allows create+confirm+execute on this
+//                  machine (the relay's share is left out, so the floor is, if anything, high).
 //    Latency percentiles come from pgbench's per-transaction log (-l).
 // 2. The app: ROLE=api and ROLE=worker child processes (bench/confirm-app) on another scratch
 //    database and Redis prefix, rate limit 1e9/min. A tenant is created through the admin API.
@@ -84,7 +91,7 @@ const SPEC = {
   'pgbench-duration': { type: 'number', default: 10, min: 1, max: 120, help: 'pgbench -T per variant' },
   'pgbench-clients': { type: 'number', default: 64, min: 1, max: 90, help: 'pgbench -c' },
   'pgbench-threads': { type: 'number', default: 2, min: 1, max: 64, help: 'pgbench -j' },
-  'pgbench-variants': { type: 'string', default: 'writes,confirm-sql,chain-sql', help: 'which scripts (writes is the ratio denominator)' },
+  'pgbench-variants': { type: 'string', default: 'writes,confirm-sql,chain-sql,chain-full-sql', help: 'which scripts (writes is the ratio denominator)' },
   'pgbench-rows': { type: 'number', default: 0, min: 0, max: 5_000_000, help: 'intents pre-created per variant (0: 12000 x pgbench-duration)' },
   'pgbench-scripts': { type: 'string', help: 'also write the pgbench scripts into this directory (to read or rerun them)' },
   profile: { type: 'boolean', default: true, help: 'run the profiled pass (--no-profile to skip)' },
@@ -128,7 +135,7 @@ const cleanups: Array<() => Promise<unknown>> = [];
 
 // ---------------------------------------------------------------------------------------------
 // pgbench
-const VARIANTS = ['writes', 'confirm-sql', 'chain-sql'] as const;
+const VARIANTS = ['writes', 'confirm-sql', 'chain-sql', 'chain-full-sql'] as const;
 type Variant = (typeof VARIANTS)[number];
 
 interface PgbenchResult {
@@ -178,9 +185,15 @@ const CREATE_RESPONSE = CONFIRM_RESPONSE.replace(/"attempts":\[.*?\],/, '').repl
 const HISTORY_DATA = '{"attempt_id": "00000000-0000-0000-0000-000000000002", "outcome": null, "rule_id": null, "source": null}';
 const EVENT_DATA = '{"id": "00000000-0000-0000-0000-000000000001", "object": "payment_intent", "status": "processing", "amount_minor": 15000, "tip_minor": 0, "total_minor": 15000, "currency": "MXN", "metadata": null}';
 
-function confirmWrites(withOutbox: boolean, withIdem: boolean): string {
+/** n → the attempt id of intent n, and the journal entry of its capture (deterministic, as ID). */
+const ATT = (v: string) => `lpad(to_hex(cast(${v} as bigint)), 32, 'a')::uuid`;
+const ENTRY = (v: string) => `lpad(to_hex(cast(${v} as bigint)), 32, 'b')::uuid`;
+const oneLine = (xs: string[]) => xs.map((s) => s.replace(/\s*\n\s*/g, ' ')).join('\n');
+
+/** The issue's "equivalent SQL" (the ratio's denominator), one statement after the other. */
+function confirmWrites(): string {
   const pi = ID(':n');
-  return [
+  return oneLine([
     'begin;',
     `insert into attempts (id, tenant_id, livemode, payment_intent_id, status, connector_key, method, amount_minor, currency, payment_token, provider_key)
        values (gen_random_uuid(), '${TENANT}', false, ${pi}, 'pending', 'sim', 'card', 15000, 'MXN', 'tok_sim_ok', 'orq_att_' || md5(random()::text)) returning *;`,
@@ -188,59 +201,101 @@ function confirmWrites(withOutbox: boolean, withIdem: boolean): string {
        where id = ${pi} and version = :v returning updated_at, version;`,
     `insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
        values (${pi}, '${TENANT}', false, 'confirm', 'requires_payment_method', 'processing', '${HISTORY_DATA}');`,
-    ...(withOutbox
-      ? [`insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data) values (gen_random_uuid(), '${TENANT}', false, 'payment_intent.processing', ${pi}, '${EVENT_DATA}');`]
-      : []),
-    ...(withIdem
-      ? [`insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body)
-            values ('${TENANT}', false, gen_random_uuid(), md5(random()::text) || md5(random()::text), 'POST', '/v1/payment_intents/' || ${pi} || '/confirm', 200, '${CONFIRM_RESPONSE}');`]
-      : []),
+    `insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data) values (gen_random_uuid(), '${TENANT}', false, 'payment_intent.processing', ${pi}, '${EVENT_DATA}');`,
     'commit;',
-  ]
-    .map((s) => s.replace(/\s*\n\s*/g, ' '))
-    .join('\n');
+  ]);
+}
+
+/** The confirm transition's transaction as actors/payment-intents.ts sends it: one pipelined flight. */
+function confirmTransition(): string {
+  const pi = ID(':n');
+  return oneLine([
+    '\\startpipeline',
+    'begin;',
+    `insert into attempts (id, tenant_id, livemode, payment_intent_id, status, connector_key, method, amount_minor, currency, payment_token, provider_key, created_at, updated_at)
+       values (${ATT(':n')}, '${TENANT}', false, ${pi}, 'pending', 'sim', 'card', 15000, 'MXN', 'tok_sim_ok', 'orq_att_' || cast(:n as text), now(), now());`,
+    `with u as (update payment_intents set status = 'processing', tip_minor = 0, next_action = null, last_error = null, version = 1, updated_at = now()
+       where id = ${pi} and version = 0 returning 1) select orq_expect_rows(count(*), 'payment intent') as n from u;`,
+    `insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
+       values (${pi}, '${TENANT}', false, 'confirm', 'requires_payment_method', 'processing', '${HISTORY_DATA}');`,
+    `insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body)
+       values ('${TENANT}', false, gen_random_uuid(), md5(random()::text) || md5(random()::text), 'POST', '/v1/payment_intents/' || ${pi} || '/confirm', 200, '${CONFIRM_RESPONSE}');`,
+    'commit;',
+    '\\endpipeline',
+  ]);
+}
+
+/** actors/payment-intent-store.ts hydrate (with the risk rules for a confirm; scoped by tenant for the API). */
+function hydrateSql(forConfirm: boolean): string {
+  const pi = ID(':n');
+  return `select pi.*, coalesce(tc.offset_ms, 0) as clock_offset_ms,
+      coalesce((select json_agg(a order by a.created_at, a.id) from attempts a where a.payment_intent_id = pi.id), '[]') as attempts_json,
+      (select json_build_object('id', r.id, 'request', r.request) from risk_reviews r where r.payment_intent_id = pi.id and r.status = 'pending' limit 1) as review_json
+      ${forConfirm ? `, coalesce((select json_agg(json_build_object('id', k.id, 'field', k.field, 'operator', k.operator, 'value', k.value, 'action', k.action) order by k.created_at) from risk_rules k where k.tenant_id = pi.tenant_id and k.active), '[]') as rules_json` : ''}
+    from payment_intents pi left join test_clocks tc on tc.tenant_id = pi.tenant_id and not pi.livemode
+    where pi.id = ${pi}${forConfirm ? ` and pi.tenant_id = '${TENANT}' and pi.livemode = false` : ''};`;
 }
 
 function confirmReads(): string {
-  const pi = ID(':n');
-  return [
+  return oneLine([
     // A key that is not there (the app's lookup misses too); md5() is immutable, so the primary key is used.
     `select request_hash, status_code, response_body from idempotency_keys where tenant_id = '${TENANT}' and livemode = false and key = md5(cast(:n as text) || 'confirm')::uuid;`,
-    `select pi.*, coalesce(tc.offset_ms, 0) as clock_offset_ms from payment_intents pi left join test_clocks tc on tc.tenant_id = pi.tenant_id and not pi.livemode
-       where pi.id = ${pi} and pi.tenant_id = '${TENANT}' and pi.livemode = false;`,
-    `select * from attempts where payment_intent_id = ${pi} order by created_at, id;`,
-    `select id, request from risk_reviews where payment_intent_id = ${pi} and status = 'pending';`,
-    `select id, field, operator, value, action from risk_rules where tenant_id = '${TENANT}' and active order by created_at;`,
-  ]
-    .map((s) => s.replace(/\s*\n\s*/g, ' '))
-    .join('\n');
+    hydrateSql(true),
+  ]);
 }
 
+/** POST /v1/payment_intents: the idempotency lookup, then one statement (intent, history, idempotency record). */
 function createSqlScript(): string {
   const pi = ID(':n');
-  return [
+  return oneLine([
     `select request_hash, status_code, response_body from idempotency_keys where tenant_id = '${TENANT}' and livemode = false and key = md5(cast(:n as text) || 'create')::uuid;`,
+    `with intent as (insert into payment_intents (id, tenant_id, livemode, amount_minor, tip_minor, currency, status, client_secret, metadata, receipt_code, version, created_at, updated_at)
+       values (${pi}, '${TENANT}', false, 15000, 0, 'MXN', 'requires_payment_method', 'pi_secret_' || md5(random()::text), null, 'W-' || cast(:n as text), 0, now(), now())),
+     history as (insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
+       values (${pi}, '${TENANT}', false, 'create', null, 'requires_payment_method', '{"payment_method_types": ["card"]}')),
+     idempotency_record as (insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body)
+       values ('${TENANT}', false, gen_random_uuid(), md5(random()::text) || md5(random()::text), 'POST', '/v1/payment_intents', 201, '${CREATE_RESPONSE}'))
+     select 1;`,
+  ]);
+}
+
+/** The worker executing the attempt (actors/worker.ts, connectors/sim.ts, the evidence step). */
+function executeSqlScript(): string {
+  const pi = ID(':n');
+  const att = ATT(':n');
+  const entry = ENTRY(':n');
+  // pgbench would read `:sim` as a variable: the colon ends a literal of its own.
+  const line = (account: string, amount: number) => `(${entry}, '${TENANT}', false, ${account.split(':').map((p, i, a) => `'${p}${i < a.length - 1 ? ':' : ''}'`).join(' || ')}, 'MXN', ${amount})`;
+  return oneLine([
+    hydrateSql(false),
+    `insert into sim_provider_calls (idempotency_key, kind, provider_ref, tenant_id, livemode, method, amount_minor, currency, token, outcome, charges)
+       values ('orq_att_' || cast(:n as text), 'charge', 'sim_ch_' || cast(:n as text), '${TENANT}', false, 'card', 15000, 'MXN', 'tok_sim_ok', '{"kind": "captured", "providerRef": "sim_ch"}', 1)
+       on conflict (idempotency_key) do update set calls = sim_provider_calls.calls + 1, updated_at = now() returning outcome, (xmax = 0) as inserted;`,
+    '\\startpipeline',
     'begin;',
-    `insert into payment_intents (id, tenant_id, livemode, amount_minor, tip_minor, currency, status, client_secret, metadata, receipt_code)
-       values (${pi}, '${TENANT}', false, 15000, 0, 'MXN', 'requires_payment_method', 'pi_secret_' || md5(random()::text), null, 'W-' || :n)
-       on conflict (tenant_id, receipt_code) do nothing returning *;`,
+    `update attempts set status = 'captured', provider_ref = 'sim_ch_' || cast(:n as text), failure_code = null, failure_message = null, decline = null, capture_requested_at = null, fee_minor = 435,
+       payment_token = case when 'captured' in ('pending', 'authorized') then payment_token else null end, updated_at = now() where id = ${att};`,
+    `with u as (update payment_intents set status = 'succeeded', tip_minor = 0, next_action = null, last_error = null, version = 2, updated_at = now()
+       where id = ${pi} and version = 1 returning 1) select orq_expect_rows(count(*), 'payment intent') as n from u;`,
+    `insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id, memo) values (${entry}, '${TENANT}', false, 'charge.captured', 'attempt', ${att}, 'capture of payment intent');`,
+    `insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values
+       ${[line('connector_receivable:sim', 15000), line('sales', -15000), line('connector_fees:sim', 435), line('connector_receivable:sim', -435)].join(', ')};`,
     `insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
-       values (${pi}, '${TENANT}', false, 'create', null, 'requires_payment_method', '{"payment_method_types": ["card"]}');`,
-    `insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body)
-       values ('${TENANT}', false, gen_random_uuid(), md5(random()::text) || md5(random()::text), 'POST', '/v1/payment_intents', 201, '${CREATE_RESPONSE}');`,
+       values (${pi}, '${TENANT}', false, 'evidence.captured', 'processing', 'succeeded', '${HISTORY_DATA}');`,
+    `insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data) values (gen_random_uuid(), '${TENANT}', false, 'payment_intent.succeeded', ${pi}, '${EVENT_DATA}');`,
     'commit;',
-  ]
-    .map((s) => s.replace(/\s*\n\s*/g, ' '))
-    .join('\n');
+    '\\endpipeline',
+  ]);
 }
 
 function pgbenchScript(v: Variant): string {
   // Each client walks its own intents: n = base + i * clients + client_id, i = 1, 2, … (pgbench
   // variables persist across a client's transactions), so no two transactions touch one intent.
   const head = ['\\set i :i + 1', '\\set n :base + :i * :nc + :client_id', '\\set v 0'];
-  if (v === 'writes') return [...head, confirmWrites(true, false)].join('\n') + '\n';
-  if (v === 'confirm-sql') return [...head, confirmReads(), confirmWrites(false, true)].join('\n') + '\n';
-  return [...head, createSqlScript(), confirmReads(), confirmWrites(false, true)].join('\n') + '\n';
+  if (v === 'writes') return [...head, confirmWrites()].join('\n') + '\n';
+  if (v === 'confirm-sql') return [...head, confirmReads(), confirmTransition()].join('\n') + '\n';
+  if (v === 'chain-sql') return [...head, createSqlScript(), confirmReads(), confirmTransition()].join('\n') + '\n';
+  return [...head, createSqlScript(), confirmReads(), confirmTransition(), executeSqlScript()].join('\n') + '\n';
 }
 
 function runProcess(cmd: string, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -271,7 +326,7 @@ async function runPgbench(o: Options, tmp: string): Promise<PgbenchResult[]> {
   await ensureDatabase(url);
   const sql = createSql(url, 2);
   const rows = o['pgbench-rows'] || 12_000 * o['pgbench-duration'];
-  const bases: Record<Variant, number> = { writes: 0, 'confirm-sql': 0, 'chain-sql': 0 };
+  const bases: Record<Variant, number> = { writes: 0, 'confirm-sql': 0, 'chain-sql': 0, 'chain-full-sql': 0 };
   try {
     await migrate(sql);
     await sql`insert into tenants (id, name) values (${TENANT}, 'pgbench')`;
@@ -279,8 +334,8 @@ async function runPgbench(o: Options, tmp: string): Promise<PgbenchResult[]> {
     let next = 1;
     for (const v of variants) {
       bases[v] = next - 1;
-      if (v === 'chain-sql') {
-        next += rows; // chain-sql creates its own intents in this id range
+      if (v === 'chain-sql' || v === 'chain-full-sql') {
+        next += rows; // the chains create their own intents in this id range
         continue;
       }
       process.stdout.write(`pgbench: seeding ${fmt(rows)} intents for ${v}…\n`);
