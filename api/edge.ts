@@ -57,7 +57,7 @@ interface Compiled {
   rateLimit: 'v1' | 'public' | null;
   hasBody: boolean;
   /** The request headers read for this route (see READ_HEADERS), as uWS keys, and their index by name. */
-  headerNames: Uint8Array[];
+  headerNames: ArrayBuffer[];
   headerIndex: Map<string, number>;
   iAuthorization: number;
   iAdminKey: number;
@@ -82,8 +82,8 @@ const METHODS_WITH_BODY = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
  * Every request header the service reads; ctx.header() sees only these. Routes without an API key
  * (health, docs, admin, public) copy all of them; API-key routes copy only what the edge uses
- * (authorization, idempotency-key on idempotent routes, content-length and content-type on routes
- * with a body), since reading a header from uWS is not free and their handlers read none.
+ * (authorization, idempotency-key on idempotent routes, content-length on routes with a body),
+ * since each read from uWS is a native call and their handlers read none.
  */
 export const READ_HEADERS = [
   'authorization', 'x-admin-key', 'idempotency-key', 'content-length', 'content-type', 'host',
@@ -91,15 +91,24 @@ export const READ_HEADERS = [
 ] as const;
 /** Trace context headers: read only while tracing is on. */
 const TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as const;
-const enc = (x: string) => new Uint8Array(Buffer.from(x, 'latin1'));
+/** A constant for uWS as its own ArrayBuffer: uWS reads the bytes as they are (no UTF-8 conversion). */
+const enc = (x: string): ArrayBuffer => {
+  const b = Buffer.from(x, 'latin1');
+  return b.buffer.slice(b.byteOffset, b.byteOffset + b.length) as ArrayBuffer;
+};
 const TRACE_HEADER_KEYS = TRACE_HEADERS.map(enc);
-const STATUS_BUF: Record<number, Uint8Array> = {};
+const STATUS_BUF: Record<number, ArrayBuffer> = {};
 for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_BUF[Number(code)] = enc(`${code} ${text}`);
 const H_REQUEST_ID = enc('X-Request-Id');
 const H_CONTENT_TYPE = enc('Content-Type');
-const V_JSON = enc('application/json; charset=utf-8');
 const H_NOSNIFF = enc('X-Content-Type-Options');
 const V_NOSNIFF = enc('nosniff');
+/**
+ * The value of X-Request-Id followed by the two constant headers of a JSON answer: uWS writes a
+ * header as `name: value\r\n`, so one call writes the three lines a JSON answer always carries
+ * (each call into uWS costs about as much as a header's bytes). Request ids are our UUIDs.
+ */
+const JSON_HEADERS_AFTER_ID = '\r\nContent-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff';
 const JSON_TYPE = 'application/json';
 
 export function toUwsPattern(path: string): { pattern: string; params: string[] } {
@@ -146,7 +155,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     const hasBody = METHODS_WITH_BODY.has(def.method);
     const names: string[] =
       def.auth === 'api_key'
-        ? ['authorization', ...(def.idempotency ? ['idempotency-key'] : []), ...(hasBody ? ['content-length', 'content-type'] : []), ...(rl === 'public' ? ['x-forwarded-for'] : [])]
+        ? ['authorization', ...(def.idempotency ? ['idempotency-key'] : []), ...(hasBody ? ['content-length'] : []), ...(rl === 'public' ? ['x-forwarded-for'] : [])]
         : READ_HEADERS.filter((h) => !(TRACE_HEADERS as readonly string[]).includes(h));
     const headerIndex = new Map(names.map((n, i) => [n, i]));
     return {
@@ -182,10 +191,12 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     res.cork(() => {
       // Constant status lines and headers are pre-encoded: uWS then copies bytes, no UTF-8 conversion.
       res.writeStatus(STATUS_BUF[reply.status] ?? String(reply.status));
-      res.writeHeader(H_REQUEST_ID, requestId);
-      if (type === JSON_TYPE) res.writeHeader(H_CONTENT_TYPE, V_JSON);
-      else if (type) res.writeHeader(H_CONTENT_TYPE, type.includes('charset') || !type.startsWith('text/') ? type : `${type}; charset=utf-8`);
-      res.writeHeader(H_NOSNIFF, V_NOSNIFF);
+      if (type === JSON_TYPE) res.writeHeader(H_REQUEST_ID, requestId + JSON_HEADERS_AFTER_ID);
+      else {
+        res.writeHeader(H_REQUEST_ID, requestId);
+        if (type) res.writeHeader(H_CONTENT_TYPE, type.includes('charset') || !type.startsWith('text/') ? type : `${type}; charset=utf-8`);
+        res.writeHeader(H_NOSNIFF, V_NOSNIFF);
+      }
       if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
       res.end(payload, close);
     });

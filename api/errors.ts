@@ -102,10 +102,7 @@ export function envelopeJson(err: ApiError, requestId: string, baseUrl: string):
     const [head, tail] = JSON.stringify(envelope(err, '\u0000', baseUrl)).split(`"message":${JSON.stringify(err.message)}`);
     const [tailHead, tailEnd] = tail.split('"\\u0000"');
     if (tailEnd !== '}}') throw new Error(`unexpected envelope shape: ${tail}`);
-    byCode.set(err.code, (parts = { head: `${head}"message":`, tail: `${tailHead}"` }));
+    byCode.set(err.code, (parts = { head: `${head}"message":`, tail: tailHead }));
   }
-  return `${parts.head}${JSON.stringify(err.message)}${parts.tail}${escapeId(requestId)}"}}`;
+  return `${parts.head}${JSON.stringify(err.message)}${parts.tail}${JSON.stringify(requestId)}}}`;
 }
-
-/** Request ids are ours (UUIDs), so there is nothing to escape; anything else goes through JSON. */
-const escapeId = (id: string) => (/^[0-9A-Za-z_-]*$/.test(id) ? id : JSON.stringify(id).slice(1, -1));
