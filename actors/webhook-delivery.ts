@@ -41,8 +41,9 @@ export const PER_ENDPOINT_IN_FLIGHT = 8;
 const MAX_HELD = 10_000;
 /** Deliveries claimed per sweep statement. */
 const CLAIM_BATCH = 500;
-/** Events per relay transaction. */
+/** Events per relay transaction; the first of a burst is smaller (its deliveries start sooner). */
 export const RELAY_BATCH = 500;
+export const RELAY_FIRST_BATCH = 100;
 const FLUSH_MS = 25;
 const FLUSH_AT = 500;
 
@@ -222,7 +223,8 @@ export class WebhookDelivery {
         with ev as (select id from outbox_events where relayed_at is null order by id limit ${batch} for update skip locked)
         update outbox_events e set relayed_at = now() from ev where e.id = ev.id
         returning e.id, e.event_id, e.tenant_id, e.livemode, e.event_type, e.data, e.created_at, e.traceparent,
-                  case when e.livemode then 0 else coalesce((select c.offset_ms from test_clocks c where c.tenant_id = e.tenant_id), 0) end::float8 as offset_ms`;
+                  case when e.livemode then 0 else coalesce((select c.offset_ms from test_clocks c where c.tenant_id = e.tenant_id), 0) end::float8 as offset_ms,
+                  (extract(epoch from now()) * 1000)::float8 as now_ms`;
       if (!events.length) return 0;
       const tenants = [...new Set(events.map((e) => e.tenant_id as string))];
       const endpoints = await tx`
@@ -248,13 +250,13 @@ export class WebhookDelivery {
                and (w.events is null or e.event_type = any(w.events))) w
          where e.id = any(${idArray(events.map((e) => Number(e.id)))}::bigint[])
         on conflict (event_id, endpoint_key) do nothing
-        returning id, event_id, endpoint_id, queued_at, lease_owner`;
+        returning id, event_id, endpoint_id`;
       if (!lease) return events.length;
       const evById = new Map(events.map((e) => [Number(e.id), e]));
       const epById = new Map(endpoints.map((w) => [w.id as string, w]));
       const bodies = new Map<number, string>();
       for (const r of inserted) {
-        if (r.lease_owner !== this.owner) continue;
+        if (r.endpoint_id === null) continue; // the sink's row
         const e = evById.get(Number(r.event_id));
         const ep = epById.get(r.endpoint_id as string);
         if (!e || !ep) continue; // not expected; the lease lapses and a sweep sends it
@@ -272,7 +274,7 @@ export class WebhookDelivery {
           eventType: e.event_type as string,
           attempts: 0,
           createdAtMs: (e.created_at as Date).getTime(),
-          queuedAtMs: (r.queued_at as Date).getTime(),
+          queuedAtMs: Number(e.now_ms) + Number(e.offset_ms), // queued_at: the transaction's now() on the tenant's clock
           livemode: e.livemode as boolean,
           offsetMs: Number(e.offset_ms),
           trace: (e.traceparent as Carrier | null) ?? null,

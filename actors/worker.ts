@@ -9,7 +9,7 @@ import { nowFor, tenantNow } from './clock.js';
 import { hydrate } from './payment-intent-store.js';
 import { LockBusy, PI_QUEUE } from './payment-intents.js';
 import { queueName } from './queues.js';
-import { RELAY_BATCH } from './webhook-delivery.js';
+import { RELAY_BATCH, RELAY_FIRST_BATCH } from './webhook-delivery.js';
 import { ATTR, extractTrace, inSpan, SpanKind, type Carrier } from '../ops/tracing.js';
 
 export interface RunningWorkers {
@@ -169,7 +169,8 @@ export async function startWorkers(deps: AppDeps, instanceId: string): Promise<R
     if (relaying) return;
     relaying = true;
     try {
-      while ((await deps.webhooks.relayOnce()) === RELAY_BATCH);
+      // A small first batch, so that the first deliveries of a burst start sooner; then full batches.
+      for (let batch = RELAY_FIRST_BATCH; (await deps.webhooks.relayOnce(batch)) === batch; batch = RELAY_BATCH);
     } catch (e) {
       log.warn('outbox relay failed', { err: e });
     } finally {
