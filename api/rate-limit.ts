@@ -1,10 +1,12 @@
 // Fixed one-minute windows in Redis, shared by every API process. spec: Limits.
 // Hits are gathered until setImmediate, then one script adds each bucket's count (INCRBY n) and
 // checks the revoked-keys set, so a revoked key is refused by every process at once. Each request
-// gets its own place in the window (count - n + i), so the limit is exact. At most one script call
-// is in flight: hits that arrive meanwhile wait for its answer and then go together in the next
-// call (under load a batch carries more hits, and each Redis write and wake-up is shared by more
-// requests; when idle a hit goes out on the next turn as before).
+// gets its own place in the window (count - n + i), so the limit is exact. At most two script
+// calls are in flight: hits that arrive meanwhile wait for an answer and then go together in the
+// next call (under load a batch carries more hits, so each Redis write and wake-up is shared by
+// more requests; when idle a hit goes out at the end of its turn as before). Measured on
+// bench/edge: unbounded calls cost 20 µs of server CPU per authenticated GET, one in flight
+// 13–16 µs, two 12–13 µs.
 import type { Redis } from 'ioredis';
 
 const SCRIPT = `
@@ -65,7 +67,7 @@ export class RateLimiter {
     private revokedSetKey: string,
     private now: () => number = Date.now,
     /** Script calls allowed in flight at once; later hits queue for the next call. */
-    private maxInFlight = 1,
+    private maxInFlight = 2,
   ) {
     if (!(redis as unknown as Partial<WithHit>).orqRateHits) redis.defineCommand('orqRateHits', { lua: SCRIPT });
     // The hits are batched here already: ioredis's auto-pipelining would only add a Pipeline
@@ -110,8 +112,12 @@ export class RateLimiter {
     this.inFlight++;
     args.push((err, counts) => {
       this.inFlight--;
-      // Hits that queued behind this call go out before this batch's answers are written.
-      if (!this.scheduled) this.flush();
+      // Hits that queued behind this call go out at the end of this event-loop turn, with the
+      // requests read in the same turn (flushing at once would send smaller batches).
+      if (this.batches.size && !this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flushSoon);
+      }
       this.settle(batches, err, counts);
     });
     try {
