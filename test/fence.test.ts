@@ -1,0 +1,114 @@
+// One transaction in one flight (ops/db.ts atomically) and the version fence of the payment
+// intent actor (architecture invariant 3; issue: "the row's version fences a writer that lost its
+// lock: its commit fails and it retries from fresh state"), against the real Postgres.
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import { hydrate } from '../actors/payment-intent-store.js';
+import { atomically } from '../ops/db.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+let a: TestApp;
+let ten: Awaited<ReturnType<TestApp['newTenant']>>;
+const table = `orq_atomic_probe_${randomBytes(4).toString('hex')}`;
+
+t.before(async () => {
+  a = await startTestApp({ ROLE: 'all' });
+  ten = await a.newTenant('fence');
+  await a.app.deps.sql.unsafe(`create table ${table} (id int primary key, note text not null)`);
+});
+t.teardown(async () => {
+  await a.app.deps.sql.unsafe(`drop table if exists ${table}`);
+  await a.stop();
+});
+
+const rows = async () => (await a.app.deps.sql.unsafe(`select id, note from ${table} order by id`)).map((r) => `${r.id}:${r.note}`);
+
+t.test('atomically: every statement commits together, results readable afterwards', async (t) => {
+  const sql = a.app.deps.sql;
+  let read: Promise<unknown> | undefined;
+  const out = await atomically(sql, (tx) => {
+    tx`insert into ${tx(table)} (id, note) values (1, 'one')`;
+    tx`insert into ${tx(table)} (id, note) values (2, 'two')`;
+    read = tx`select count(*)::int as n from ${tx(table)}`; // sees the transaction's own rows
+    return 'built';
+  });
+  t.equal(out, 'built');
+  t.same(await read, [{ n: 2 }], 'a statement issued in the flight saw the earlier ones');
+  t.same(await rows(), ['1:one', '2:two']);
+});
+
+t.test('atomically: a failing statement undoes the statements before it and is the error thrown', async (t) => {
+  const sql = a.app.deps.sql;
+  await t.rejects(
+    atomically(sql, (tx) => {
+      tx`insert into ${tx(table)} (id, note) values (3, 'three')`;
+      tx`insert into ${tx(table)} (id, note) values (1, 'duplicate')`; // primary key violation
+      tx`insert into ${tx(table)} (id, note) values (4, 'four')`; // runs in an aborted transaction
+    }),
+    { code: '23505' },
+    'the cause (unique violation), not the aborted-transaction errors after it',
+  );
+  t.same(await rows(), ['1:one', '2:two'], 'nothing of the failed transaction is visible');
+});
+
+t.test('atomically: an error thrown by build rolls back what was issued', async (t) => {
+  const sql = a.app.deps.sql;
+  await t.rejects(
+    atomically(sql, (tx) => {
+      tx`insert into ${tx(table)} (id, note) values (5, 'five')`;
+      throw new Error('no route');
+    }),
+    { message: 'no route' },
+  );
+  t.same(await rows(), ['1:one', '2:two']);
+});
+
+t.test('atomically: orq_expect_rows aborts the transaction when the fenced update matched nothing', async (t) => {
+  const sql = a.app.deps.sql;
+  await t.rejects(
+    atomically(sql, (tx) => {
+      tx`insert into ${tx(table)} (id, note) values (6, 'six')`;
+      tx`with u as (update ${tx(table)} set note = 'x' where id = 999 returning 1) select orq_expect_rows(count(*), 'probe row 999') as n from u`;
+    }),
+    { code: 'OQ409' },
+  );
+  t.same(await rows(), ['1:one', '2:two'], 'the insert before the fence was undone');
+  const ok = await sql.unsafe(`with u as (update ${table} set note = 'uno' where id = 1 returning 1) select orq_expect_rows(count(*), 'probe') as n from u`);
+  t.equal(Number(ok[0].n), 1, 'a matching update passes the fence');
+});
+
+t.test('a writer holding stale state is fenced and retries from fresh state (cancel)', async (t) => {
+  const r = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 1000, currency: 'MXN' }, headers: { 'idempotency-key': crypto.randomUUID() } });
+  t.equal(r.status, 201);
+  const id = r.body.id as string;
+  const stale = await hydrate(a.app.deps.sql, id);
+  t.equal(stale?.intent.version, 0);
+  // Another writer moves the intent first.
+  const c = await a.call('POST', `/v1/payment_intents/${id}/cancel`, { key: ten.testKey, headers: { 'idempotency-key': crypto.randomUUID() } });
+  t.equal(c.body.status, 'canceled');
+  // The late writer read version 0: its commit is refused; on fresh state cancel is a no-op.
+  const out = await a.app.deps.payments.stepLocked(ten.id, false, id, { kind: 'cancel' }, stale!);
+  t.equal(out.changed, false, 'the retry saw the canceled intent: nothing to write');
+  t.equal(out.intent.status, 'canceled');
+  const sql = a.app.deps.sql;
+  const history = await sql`select event from payment_intent_history where payment_intent_id = ${id} order by id`;
+  t.same(history.map((h) => h.event), ['create', 'cancel'], 'one cancel in the history, not two');
+  const events = await sql`select event_type from outbox_events where entity_id = ${id}`;
+  t.same(events.map((e) => e.event_type), ['payment_intent.canceled'], 'one canceled event, not two');
+  const [row] = await sql`select version from payment_intents where id = ${id}`;
+  t.equal(row.version, 1);
+});
+
+t.test('a stale confirm cannot open a second attempt: fenced, then not_confirmable on fresh state', async (t) => {
+  const r = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 2000, currency: 'MXN' }, headers: { 'idempotency-key': crypto.randomUUID() } });
+  const id = r.body.id as string;
+  const stale = await hydrate(a.app.deps.sql, id, ten.id, false, { rules: true });
+  const c = await a.call('POST', `/v1/payment_intents/${id}/confirm`, { key: ten.testKey, body: { payment_method: 'card', payment_token: 'tok_sim_slow' }, headers: { 'idempotency-key': crypto.randomUUID() } });
+  t.equal(c.status, 200);
+  await t.rejects(
+    a.app.deps.payments.stepLocked(ten.id, false, id, { kind: 'confirm', body: { payment_method: 'card', payment_token: 'tok_sim_ok' } }, stale!),
+    { code: 'payment_intent.not_confirmable' },
+  );
+  const attempts = await a.app.deps.sql`select id from attempts where payment_intent_id = ${id}`;
+  t.equal(attempts.length, 1, 'exactly one attempt');
+});
