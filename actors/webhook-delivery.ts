@@ -53,8 +53,6 @@ export interface WebhookDeps {
   config: Config;
   log: Logger;
   metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookLag'>;
-  /** Not used by deliveries (they are claimed from Postgres); accepted so callers may pass their deps. */
-  queues?: unknown;
 }
 
 export function envelope(e: { event_id: string; event_type: string; created_at: Date; livemode: boolean; data: unknown }) {

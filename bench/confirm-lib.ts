@@ -412,8 +412,22 @@ export function otherBenchmarks(ours: Set<number>): string[] {
       break;
     }
   }
+  // Our descendants (the app children and load of this bench) are not "others" either.
+  const parentOf = new Map<number, number>();
   for (const pid of pids) {
-    if (mine.has(Number(pid))) continue;
+    try {
+      const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      parentOf.set(Number(pid), Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const descendsFromUs = (pid: number) => {
+    for (let p = parentOf.get(pid), i = 0; p && p > 1 && i < 16; p = parentOf.get(p), i++) if (p === process.pid) return true;
+    return false;
+  };
+  for (const pid of pids) {
+    if (mine.has(Number(pid)) || descendsFromUs(Number(pid))) continue;
     let cmd = '';
     try {
       cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();

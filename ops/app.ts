@@ -10,7 +10,7 @@ import { RateLimiter } from '../api/rate-limit.js';
 import { allRoutes } from '../api/routes/index.js';
 import { startWorkers, type RunningWorkers } from '../actors/worker.js';
 import { EntityLocks } from '../actors/lock.js';
-import { PaymentIntents } from '../actors/payment-intents.js';
+import { PaymentIntents, PI_QUEUE } from '../actors/payment-intents.js';
 import { Queues } from '../actors/queues.js';
 import { WebhookDelivery } from '../actors/webhook-delivery.js';
 import { Refunds } from '../actors/refunds.js';
@@ -56,7 +56,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const router = new Router({ sim });
   const metrics = createMetrics();
   metrics.setSharedCollectors({
-    queueDepths: () => queues.depths(['pi', 'wh']),
+    queueDepths: () => queues.depths([PI_QUEUE]), // webhooks use no queue (leases in Postgres)
     outboxLagSeconds: async () => {
       const [r] = await sql`select coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as lag from outbox_events where relayed_at is null`;
       return Number(r.lag);
@@ -83,7 +83,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     router,
     sim,
     payments,
-    webhooks: new WebhookDelivery({ sql, redis, queues, config, log, metrics }),
+    webhooks: new WebhookDelivery({ sql, redis, config, log, metrics }),
     refunds: new Refunds({ sql, queues, router, log }),
     methods,
   };
