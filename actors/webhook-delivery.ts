@@ -17,8 +17,7 @@
 // - outcomes are written in batches (one UPDATE per outcome kind per flush): a batch lost in a crash
 //   only means the delivery is sent again once its lease lapses (at-least-once, same event_id).
 import { hostname } from 'node:os';
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Pool } from 'undici';
 import type { Redis } from 'ioredis';
 import { signatureHeader, SIGNATURE_HEADER } from '../api/webhook-signature.js';
 import type { Config } from '../ops/config.js';
@@ -59,12 +58,18 @@ export function envelope(e: { event_id: string; event_type: string; created_at: 
   return { event_id: e.event_id, event_type: e.event_type, created_at: e.created_at.toISOString(), api_version: API_VERSION, livemode: e.livemode, data: e.data };
 }
 
-/** Where a URL's requests go, parsed once per endpoint URL. */
+/** Where a URL's requests go, parsed once per endpoint URL: the origin's connection pool and the path. */
 interface Target {
-  https: boolean;
-  options: RequestOptions;
+  origin: string;
+  pool: Pool;
+  path: string;
   host: string;
 }
+
+const USER_AGENT = `Orquesta-Webhooks/${API_VERSION}`;
+const TIMEOUT_MESSAGE = `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+/** Connections per origin at most (several endpoints may share an origin; each endpoint has at most 8 in flight). */
+const CONNECTIONS_PER_ORIGIN = 64;
 
 /** One claimed delivery, with what signing and POSTing it needs. */
 interface Item {
@@ -85,6 +90,51 @@ interface Item {
   /** Local deadline of the lease (local clock, taken before the statement that set it). */
   leaseUntil: number;
   inFlight: boolean;
+}
+
+/**
+ * One POST's undici handler: success is a final 2xx status once the whole answer has arrived; the
+ * body is dropped chunk by chunk (no redirect is followed: undici follows none unless asked).
+ */
+class PostHandler {
+  private status = 0;
+  private abort: ((err?: Error) => void) | null = null;
+  private timedOut = false;
+  private done = false;
+  constructor(
+    readonly until: number,
+    private resolve: (o: Outcome) => void,
+    private pending: Set<PostHandler>,
+  ) {}
+  onConnect(abort: (err?: Error) => void) {
+    if (this.timedOut) abort(new Error(TIMEOUT_MESSAGE));
+    else this.abort = abort;
+  }
+  onHeaders(statusCode: number) {
+    this.status = statusCode; // 1xx first, then the final status
+    return true;
+  }
+  onData() {
+    return true;
+  }
+  onComplete() {
+    this.finish({ ok: this.status >= 200 && this.status < 300, status: this.status });
+  }
+  onError(err: Error) {
+    this.finish({ ok: false, status: this.status || undefined, error: err.message });
+  }
+  /** Past the deadline: aborts the request (closing its connection), or gives up on it while it waits for one. */
+  expire() {
+    this.timedOut = true;
+    if (this.abort) this.abort(new Error(TIMEOUT_MESSAGE));
+    else this.finish({ ok: false, error: TIMEOUT_MESSAGE });
+  }
+  private finish(o: Outcome) {
+    if (this.done) return;
+    this.done = true;
+    this.pending.delete(this);
+    this.resolve(o);
+  }
 }
 
 /** One endpoint's deliveries waiting in this process, and how many of its POSTs are in flight. */
@@ -116,8 +166,8 @@ type Outcome = { ok: boolean; status?: number; error?: string };
 type Failure = { id: number; attempts: number; wait_s: number; status: number | null; error: string | null };
 
 export class WebhookDelivery {
-  private httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 });
-  private httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 16 });
+  /** One keep-alive pool per origin (undici); connections resolve through the DNS guard. */
+  private pools = new Map<string, Pool>();
   private lookup;
   private targets = new Map<string, Target | null>();
 
@@ -201,8 +251,15 @@ export class WebhookDelivery {
   async close() {
     await this.stop();
     clearInterval(this.deadlines);
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    await this.destroyPools();
+  }
+
+  /** Closes every connection (a POST still running past stop's wait is aborted); a later POST opens new pools. */
+  private async destroyPools() {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    this.targets.clear();
+    await Promise.all(pools.map((p) => p.destroy().catch(() => undefined)));
   }
 
   // ---- relay: outbox → deliveries ------------------------------------------------------------
@@ -533,20 +590,8 @@ export class WebhookDelivery {
     if (t !== undefined) return t;
     try {
       const u = new URL(url);
-      const https = u.protocol === 'https:';
-      t = {
-        https,
-        host: u.host,
-        options: {
-          protocol: u.protocol,
-          hostname: u.hostname.replace(/^\[|\]$/g, ''),
-          port: u.port || undefined,
-          path: `${u.pathname}${u.search}`,
-          method: 'POST',
-          agent: https ? this.httpsAgent : this.httpAgent,
-          lookup: this.lookup as never,
-        },
-      };
+      if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new Error('not http(s)');
+      t = { origin: u.origin, pool: this.pool(u.origin), path: `${u.pathname}${u.search}`, host: u.host };
     } catch {
       t = null;
     }
@@ -555,42 +600,64 @@ export class WebhookDelivery {
     return t;
   }
 
-  private pending = new Set<{ req: ClientRequest; until: number }>();
+  /**
+   * The origin's pool: keep-alive, one request per connection at a time (no pipelining), no
+   * redirects (undici follows none unless asked), TLS verified (the default), and every connection
+   * resolved through `guardedLookup` so a name rebound to a private address is refused at connect.
+   */
+  private pool(origin: string): Pool {
+    let p = this.pools.get(origin);
+    if (p) return p;
+    if (this.pools.size >= 1_000) {
+      for (const [o, q] of this.pools) {
+        if (q.stats.connected === 0 && q.stats.size === 0) {
+          this.pools.delete(o);
+          void q.close().catch(() => undefined);
+        }
+      }
+    }
+    p = new Pool(origin, {
+      connections: CONNECTIONS_PER_ORIGIN,
+      pipelining: 1,
+      connect: { lookup: this.lookup as never },
+      // Backstops only: `expire` aborts any request whose whole answer took longer than DELIVERY_TIMEOUT_MS.
+      headersTimeout: DELIVERY_TIMEOUT_MS + 5_000,
+      bodyTimeout: DELIVERY_TIMEOUT_MS + 5_000,
+    });
+    this.pools.set(origin, p);
+    return p;
+  }
+
+  private pending = new Set<PostHandler>();
   private deadlines?: NodeJS.Timeout;
 
   private expire() {
     const now = Date.now();
-    for (const p of this.pending) if (p.until <= now) p.req.destroy(new Error('no answer within 10 s'));
+    for (const h of this.pending) if (h.until <= now) h.expire();
     if (!this.pending.size) {
       clearInterval(this.deadlines);
       this.deadlines = undefined;
     }
   }
 
+  /**
+   * One signed POST through the origin's pool. `dispatch` with a small handler rather than
+   * `request()`: no response stream, AbortController or promise per request inside undici (measured,
+   * bench/RESULTS.md); the answer's body is read and dropped as it arrives, so the connection is reused.
+   */
   private post(target: Target | null, body: string, secrets: string[]): Promise<Outcome> {
+    if (!target) return Promise.resolve({ ok: false, error: 'invalid url' });
+    if (target.pool.destroyed) target.pool = this.pool(target.origin); // held across a stop()
+    const t = Math.floor(Date.now() / 1000); // real time: receivers compare t with their own clock
+    const headers = ['content-type', 'application/json', 'user-agent', USER_AGENT, SIGNATURE_HEADER, signatureHeader(secrets, t, body)];
+    const tp = injectTrace(); // traceparent: the receiver may join the trace
+    for (const k in tp) headers.push(k, tp[k]);
     return new Promise((resolve) => {
-      if (!target) return resolve({ ok: false, error: 'invalid url' });
-      const t = Math.floor(Date.now() / 1000); // real time: receivers compare t with their own clock
-      const headers: Record<string, string | number> = {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        'user-agent': `Orquesta-Webhooks/${API_VERSION}`,
-        [SIGNATURE_HEADER]: signatureHeader(secrets, t, body),
-      };
-      const tp = injectTrace(); // traceparent: the receiver may join the trace
-      for (const k in tp) headers[k] = tp[k];
-      const req = (target.https ? httpsRequest : httpRequest)({ ...target.options, headers }, (res: IncomingMessage) => {
-        res.resume(); // drain: the answer's body is ignored; redirects are not followed
-        res.on('end', () => resolve({ ok: !!res.statusCode && res.statusCode >= 200 && res.statusCode < 300, status: res.statusCode }));
-        res.on('error', (e) => resolve({ ok: false, status: res.statusCode, error: e.message }));
-      });
       // The whole answer within DELIVERY_TIMEOUT_MS: one interval checks every request (no timer per request).
-      const entry = { req, until: Date.now() + DELIVERY_TIMEOUT_MS };
-      this.pending.add(entry);
+      const h = new PostHandler(Date.now() + DELIVERY_TIMEOUT_MS, resolve, this.pending);
+      this.pending.add(h);
       this.deadlines ??= setInterval(() => this.expire(), 250).unref();
-      req.on('error', (e) => resolve({ ok: false, error: e.message }));
-      req.on('close', () => this.pending.delete(entry));
-      req.end(body);
+      target.pool.dispatch({ path: target.path, method: 'POST', headers, body }, h);
     });
   }
 
