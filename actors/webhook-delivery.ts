@@ -225,7 +225,7 @@ export class WebhookDelivery {
     await this.sub.subscribe(this.wakeChannel);
   }
 
-  /** Stops claiming; waits (up to timeoutMs) for in-flight POSTs, writes outcomes, gives back unsent leases. */
+  /** Stops claiming; waits (up to timeoutMs) for in-flight POSTs, writes outcomes, gives back unsent leases, closes the connections. */
   async stop(timeoutMs = 11_000): Promise<void> {
     if (!this.running) return this.flush();
     this.running = false;
@@ -246,6 +246,7 @@ export class WebhookDelivery {
         update webhook_deliveries set lease_until = null, lease_owner = null
          where id = any(${idArray(unsent)}::bigint[]) and status = 'pending' and lease_owner = ${this.owner}`.catch((e) => this.d.log.warn('releasing webhook leases failed; they lapse on their own', { err: e }));
     }
+    await this.destroyPools(); // no idle keep-alive socket outlives the dispatcher
   }
 
   async close() {
