@@ -447,7 +447,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     // 5. Idempotency (spec: Idempotency): replay, or run the handler under the key's lock.
     async idempotent(key: string, hashBody: unknown): Promise<Reply> {
       const principal = this.principal;
-      const begun = await deps.idempotency.begin(principal, key, this.method, this.path, hashBody, this.requestId);
+      const begun = await deps.idempotency.begin(principal, key, this.method, this.path, hashBody, this.requestId, this.c.def.idempotencyLookup !== 'at_commit');
       if ('replay' in begun) {
         metrics.idempotentReplays.inc();
         return begun.replay;
@@ -457,9 +457,13 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
         return await this.c.def.handler(this);
       } catch (e) {
         // A concurrent twin with the same key committed first: our effect rolled back; replay theirs.
+        // (With idempotencyLookup 'at_commit' this is also how any repeat of the key is answered.)
         if (isIdempotencyConflict(e)) {
           const stored = await deps.idempotency.lookup(principal, begun.handle.key, begun.handle.requestHash);
-          if (stored) return stored;
+          if (stored) {
+            metrics.idempotentReplays.inc();
+            return stored;
+          }
         }
         throw e;
       } finally {

@@ -88,10 +88,17 @@ export class Idempotency {
     return { status: rows[0].status_code as number, text: rows[0].response_body as string, contentType: 'application/json', headers: { 'Idempotency-Replayed': 'true' } };
   }
 
-  async begin(p: Principal, key: string, method: string, path: string, body: unknown, requestId: string): Promise<Begin> {
+  /**
+   * Replays a stored answer, or takes the key's lock for a request that will run. With
+   * `lookupFirst: false` the stored answer is not looked up here (route option `at_commit`): the
+   * command's commit fails on the record's primary key and the edge replays then.
+   */
+  async begin(p: Principal, key: string, method: string, path: string, body: unknown, requestId: string, lookupFirst = true): Promise<Begin> {
     const hash = requestHash(method, path, body);
-    const stored = await this.lookup(p, key, hash);
-    if (stored) return { replay: stored };
+    if (lookupFirst) {
+      const stored = await this.lookup(p, key, hash);
+      if (stored) return { replay: stored };
+    }
     const lockKey = `${this.prefix}:idem:${p.tenantId}:${p.livemode ? 'live' : 'test'}:${key}`;
     const got = await this.redis.set(lockKey, requestId, 'PX', this.lockMs, 'NX');
     if (got !== 'OK') {

@@ -63,6 +63,15 @@ export interface RouteDef<B = any, Q = any> {
   scope?: Scope;
   /** required: money-moving POSTs (spec marks them); optional: honoured when sent. */
   idempotency?: 'required' | 'optional';
+  /**
+   * When the stored answer of an earlier request with the same key is looked up. `before` (the
+   * default): before the handler runs. `at_commit`: not before; the handler's effect is one
+   * statement or transaction that writes the idempotency record, with no check or outside effect
+   * ahead of it that a first request could change, so a repeat fails on the record's primary key
+   * and is answered with the stored response then (one query less per request). Only for creates
+   * whose validation does not depend on stored state.
+   */
+  idempotencyLookup?: 'before' | 'at_commit';
   body?: object;
   query?: object;
   /** Body cap in bytes; BODY_LIMIT_BYTES (1 MiB) unless the route needs more. */

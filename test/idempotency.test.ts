@@ -113,4 +113,46 @@ t.test('idempotency', async (t) => {
       idem.redis.set = realSet;
     }
   });
+
+  // POST /v1/payment_intents looks the key up at commit (route option idempotencyLookup: 'at_commit'):
+  // the same promises must hold without the lookup before the handler.
+  t.test('payment intent create (lookup at commit): replay, reuse, burst, lost lock', async (t) => {
+    const intents = async () => (await a.app.deps.sql`select count(*)::int as n from payment_intents where tenant_id = ${ten.id}`)[0].n as number;
+    const body = { amount_minor: 1234, currency: 'MXN', metadata: { order: '7' } };
+    const key = crypto.randomUUID();
+    const before = await intents();
+    const first = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body, headers: { 'idempotency-key': key } });
+    t.equal(first.status, 201);
+    t.equal(first.headers.get('idempotency-replayed'), null, 'the first answer is not a replay');
+    const again = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body, headers: { 'idempotency-key': key } });
+    t.equal(again.status, 201);
+    t.equal(again.headers.get('idempotency-replayed'), 'true');
+    t.equal(again.text, first.text, 'the stored answer, byte for byte');
+    t.equal((await intents()) - before, 1, 'one intent');
+    const other = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { ...body, amount_minor: 999 }, headers: { 'idempotency-key': key } });
+    t.same([other.status, other.body.error.code], [422, 'idempotency_key_reused']);
+    t.equal((await intents()) - before, 1, 'still one intent');
+
+    const burstKey = crypto.randomUUID();
+    const b0 = await intents();
+    const rs = await Promise.all(Array.from({ length: 10 }, () => a.call('POST', '/v1/payment_intents', { key: ten.testKey, body, headers: { 'idempotency-key': burstKey } })));
+    t.equal((await intents()) - b0, 1, 'ten at once: one intent');
+    const created = rs.filter((r) => r.status === 201);
+    t.equal(new Set(created.map((r) => r.body.id)).size, 1, 'every 201 carries the same intent');
+    for (const r of rs) t.ok(r.status === 201 || (r.status === 409 && r.body.error.code === 'idempotency_key_in_progress'), `status ${r.status}`);
+
+    const idem = a.app.deps.idempotency as unknown as { redis: { set: (...args: unknown[]) => Promise<string> } };
+    const realSet = idem.redis.set.bind(idem.redis);
+    idem.redis.set = async () => 'OK';
+    try {
+      const raceKey = crypto.randomUUID();
+      const r0 = await intents();
+      const race = await Promise.all(Array.from({ length: 6 }, () => a.call('POST', '/v1/payment_intents', { key: ten.testKey, body, headers: { 'idempotency-key': raceKey } })));
+      t.equal((await intents()) - r0, 1, 'lock lost: the primary key alone keeps one intent');
+      t.ok(race.every((r) => r.status === 201));
+      t.equal(new Set(race.map((r) => r.body.id)).size, 1, 'all answer the winner');
+    } finally {
+      idem.redis.set = realSet;
+    }
+  });
 });

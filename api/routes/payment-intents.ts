@@ -26,6 +26,8 @@ export const paymentIntentRoutes = [
     auth: 'api_key',
     scope: 'payments:write',
     idempotency: 'required',
+    // The create is one statement that includes the idempotency record, and its validation reads no stored state.
+    idempotencyLookup: 'at_commit',
     body: createPaymentIntentBody,
     summary: 'Create a payment intent',
     description: 'Answers 201 with the intent in `requires_payment_method`, a new `client_secret` and a `receipt_code` (`W-XXXXX`, unique per tenant). Creation is recorded in the intent history and is not dispatched as a webhook.',
