@@ -34,6 +34,7 @@ async function receiver(): Promise<Rx> {
     open.add(s);
     s.on('close', () => open.delete(s));
   });
+  server.keepAliveTimeout = 60_000; // idle connections stay open until the client closes them
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { port: (server.address() as AddressInfo).port, paths, open, server };
 }
@@ -44,10 +45,13 @@ async function endpoint(a: TestApp, key: string, url: string): Promise<string> {
   return r.body.id as string;
 }
 
+/** One event, relayed at once by this app (its relay timer is off: other test files share the database, and an
+ * interval relay here would also take their events, whose deliveries and spans they wait for in their own process). */
 async function emit(a: TestApp, tenantId: string) {
   const sql = a.app.deps.sql;
   await sql`insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data)
             values (${crypto.randomUUID()}, ${tenantId}, false, 'payment_intent.succeeded', ${crypto.randomUUID()}, ${sql.json({ metadata: null })})`;
+  await a.app.deps.webhooks.relayOnce();
 }
 
 /** The endpoint's delivery once it has an outcome (succeeded, or at least one failed attempt recorded). */
@@ -63,7 +67,9 @@ async function outcome(a: TestApp, endpointId: string, ms = 15_000) {
 
 t.test('undici delivery path: guard at connect, no redirects, drained answers, 10 s deadline, sockets closed on stop', async (t) => {
   const rx = await receiver();
-  const a = await startTestApp({ ROLE: 'all', WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1', RELAY_INTERVAL_MS: '50', SWEEP_INTERVAL_MS: '3600000' });
+  // Relay, sweeps and reconciler off (the test relays its own events): other test files share the
+  // database, and this app's worker would otherwise also pick up their events, timers and attempts.
+  const a = await startTestApp({ ROLE: 'all', WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1', RELAY_INTERVAL_MS: '3600000', SWEEP_INTERVAL_MS: '3600000', RECONCILE_INTERVAL_MS: '3600000' });
   let stopped = false;
   t.teardown(async () => {
     if (!stopped) await a.stop();
@@ -101,6 +107,11 @@ t.test('undici delivery path: guard at connect, no redirects, drained answers, 1
   t.notOk(rx.paths.includes('/redirected'), 'the redirect was not followed');
   t.same(rx.paths.filter((p) => p !== '/rebound').sort(), ['/big', '/ok', '/redir', '/slow'], 'one request each');
 
+  // One more delivery, then stop: its keep-alive connection must not outlive the worker.
+  const ten2 = await a.newTenant();
+  const again = await endpoint(a, ten2.testKey, `${base}/again`);
+  await emit(a, ten2.id);
+  t.match(await outcome(a, again), { status: 'succeeded' });
   t.ok(rx.open.size > 0, 'keep-alive connections stay open while the worker runs');
   await a.stop();
   stopped = true;
