@@ -11,7 +11,7 @@
 //                  pending review, risk rules), then the transition's transaction pipelined in
 //                  one flight (BEGIN, attempt, fenced intent update, history, idempotency
 //                  record, COMMIT; ops/db.ts atomically).
-//      chain-sql   reference: the create's statements (lookup, one CTE statement) followed by the
+//      chain-sql   reference: the create's statement (one CTE statement) followed by the
 //                  confirm's (what one create+confirm pair of the HTTP load costs Postgres).
 //      chain-full-sql reference, the SQL floor of the HTTP load: chain-sql plus what the worker
 //                  sends to execute the attempt (hydrate, the sim provider's book, the evidence
@@ -244,11 +244,13 @@ function confirmReads(): string {
   ]);
 }
 
-/** POST /v1/payment_intents: the idempotency lookup, then one statement (intent, history, idempotency record). */
+/**
+ * POST /v1/payment_intents: one statement (intent, history, idempotency record). The route looks
+ * its idempotency key up only when that statement fails on it (idempotencyLookup: 'at_commit').
+ */
 function createSqlScript(): string {
   const pi = ID(':n');
   return oneLine([
-    `select request_hash, status_code, response_body from idempotency_keys where tenant_id = '${TENANT}' and livemode = false and key = md5(cast(:n as text) || 'create')::uuid;`,
     `with intent as (insert into payment_intents (id, tenant_id, livemode, amount_minor, tip_minor, currency, status, client_secret, metadata, receipt_code, version, created_at, updated_at)
        values (${pi}, '${TENANT}', false, 15000, 0, 'MXN', 'requires_payment_method', 'pi_secret_' || md5(random()::text), null, 'W-' || cast(:n as text), 0, now(), now())),
      history as (insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
