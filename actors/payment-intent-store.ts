@@ -78,15 +78,20 @@ export function attemptView(a: AttemptRow) {
   };
 }
 
+/** The money of an intent in every projection: spec, `total_minor = amount_minor + tip_minor` is what is captured. */
+const amounts = (i: Pick<IntentRow, 'amount_minor' | 'tip_minor' | 'currency'>) => ({
+  amount_minor: i.amount_minor,
+  tip_minor: i.tip_minor,
+  total_minor: i.amount_minor + i.tip_minor,
+  currency: i.currency,
+});
+
 /** The authenticated projection (spec: Resources > payment_intent). Nulls are stripped at the edge. */
 export function intentView(i: IntentRow, attempts?: AttemptRow[]) {
   return {
     id: i.id,
     object: 'payment_intent' as const,
-    amount_minor: i.amount_minor,
-    tip_minor: i.tip_minor,
-    total_minor: i.amount_minor + i.tip_minor,
-    currency: i.currency,
+    ...amounts(i),
     status: i.status,
     client_secret: i.client_secret,
     livemode: i.livemode,
@@ -105,10 +110,7 @@ export function publicView(i: Pick<IntentRow, 'id' | 'amount_minor' | 'tip_minor
   return {
     id: i.id,
     object: 'payment_intent' as const,
-    amount_minor: i.amount_minor,
-    tip_minor: i.tip_minor,
-    total_minor: i.amount_minor + i.tip_minor,
-    currency: i.currency,
+    ...amounts(i),
     status: i.status,
     ...(i.next_action ? { next_action: i.next_action } : {}),
   };
@@ -120,10 +122,7 @@ export function intentEventData(i: IntentRow) {
     id: i.id,
     object: 'payment_intent',
     status: i.status,
-    amount_minor: i.amount_minor,
-    tip_minor: i.tip_minor,
-    total_minor: i.amount_minor + i.tip_minor,
-    currency: i.currency,
+    ...amounts(i),
     metadata: i.metadata ?? null,
   };
 }

@@ -17,16 +17,16 @@
 //          --rounds <n> (1) --only bare,health,auth-get,validation --json <file>
 //          --profile-server <dir>: run the Orquesta server under node --cpu-prof, profile written there
 import autocannon from 'autocannon';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { Children, sleep } from './confirm-lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SETTLE_MS = 1000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -94,72 +94,11 @@ function parseArgs(argv: string[]): Options {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Child processes: started with a stdin pipe (they exit when it closes), killed on every exit path.
-const children = new Set<ChildProcess>();
-
-function startChild<T>(name: string, script: string, readyTimeoutMs: number, nodeArgs: string[] = []): Promise<{ child: ChildProcess; info: T }> {
-  const child = spawn(process.execPath, [...nodeArgs, join(here, script)], { stdio: ['pipe', 'pipe', 'pipe'], env: process.env });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    let ready = false;
-    const timer = setTimeout(() => reject(new Error(`${name} did not report ready within ${readyTimeoutMs} ms`)), readyTimeoutMs);
-    child.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (!ready && line.startsWith('BENCH_READY ')) {
-          ready = true;
-          clearTimeout(timer);
-          try {
-            resolve({ child, info: JSON.parse(line.slice('BENCH_READY '.length)) as T });
-          } catch (e) {
-            reject(e);
-          }
-        } else if (line.trim()) process.stderr.write(`[${name}] ${line}\n`);
-      }
-    });
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (!ready) reject(new Error(`${name} exited before it was ready (code ${code}, signal ${signal})`));
-    });
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-  });
-}
-
-async function stopChildren(): Promise<void> {
-  await Promise.all(
-    [...children].map(
-      (c) =>
-        new Promise<void>((resolve) => {
-          if (c.exitCode !== null || c.signalCode !== null) return resolve();
-          const kill = setTimeout(() => c.kill('SIGKILL'), 10_000);
-          c.once('exit', () => {
-            clearTimeout(kill);
-            resolve();
-          });
-          c.kill('SIGTERM');
-        }),
-    ),
-  );
-}
-
-process.on('exit', () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(sig, () => {
-    process.stderr.write(`bench/edge: ${sig}, stopping the servers\n`);
-    void stopChildren().finally(() => process.exit(130));
-  });
-}
+// Child processes: started with a stdin pipe (they exit when it closes), killed on every exit path
+// (bench/confirm-lib.ts Children, shared with the other benches).
+const children = new Children('bench/edge');
+const startChild = <T>(name: string, script: string, readyTimeoutMs: number, nodeArgs: string[] = []) =>
+  children.start<T>(name, join(here, script), { readyTimeoutMs, nodeArgs });
 
 // ---------------------------------------------------------------------------------------------
 // CPU accounting: the server child (from /proc), redis-server (INFO cpu), and this process.
@@ -602,6 +541,6 @@ try {
   process.stderr.write(`bench/edge failed: ${(e as Error).stack ?? String(e)}\n`);
   code = 1;
 } finally {
-  await stopChildren();
+  await children.stopAll(10_000);
 }
 process.exit(code);

@@ -2,42 +2,21 @@
 // SIGKILL mid-run, several times. Afterwards every intent is terminal, no attempt was charged
 // twice at the sim provider (its own book of calls by key), and no outbox event is lost or
 // duplicated.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { projectRoot } from '../ops/paths.js';
-import { startTestApp } from './helpers/app.js';
+import { serviceProcesses, sharedWith, startTestApp } from './helpers/app.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('SIGKILL of workers mid-run loses nothing and charges nothing twice', async (t) => {
   const fast = { JOB_LOCK_MS: '3000', ENTITY_LOCK_MS: '4000', RECONCILE_INTERVAL_MS: '500', SWEEP_INTERVAL_MS: '300' };
   const a = await startTestApp({ ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', ...fast });
-  const workers = new Set<ChildProcess>();
+  const workers = serviceProcesses({ ...fast, ...sharedWith(a), ROLE: 'worker', WORKER_CONCURRENCY: '8' });
   t.teardown(async () => {
-    for (const w of workers) w.kill('SIGKILL');
+    workers.killAll();
     await a.stop();
   });
-  const env = {
-    ...process.env,
-    ...fast,
-    NODE_ENV: 'test',
-    ROLE: 'worker',
-    LOG_LEVEL: 'error',
-    REDIS_PREFIX: a.config.redisPrefix,
-    ADMIN_KEY: a.adminKey,
-    DATABASE_URL: a.config.databaseUrl,
-    REDIS_URL: a.config.redisUrl,
-    STATE_DIR: mkdtempSync(join(tmpdir(), 'orq-crash-')),
-    SEED_DEMO_TENANT: 'false',
-    WORKER_CONCURRENCY: '8',
-  };
   const startWorker = async () => {
-    const w = spawn(process.execPath, [join(projectRoot, 'dist', 'ops', 'main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-    workers.add(w);
-    w.on('exit', () => workers.delete(w));
+    const w = workers.start();
     await sleep(700); // boot
     return w;
   };

@@ -2,16 +2,11 @@
 // Postgres and Redis. Confirms are spread over both APIs while one worker is killed and restarted;
 // every intent ends terminal exactly once (one attempt, one terminal event), and the workers'
 // own /metrics show the jobs they ran.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { projectRoot } from '../ops/paths.js';
 import { createSql } from '../ops/db.js';
-import { httpCall, testConfig } from './helpers/app.js';
+import { httpCall, serviceProcesses, testConfig } from './helpers/app.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const freePort = () =>
@@ -37,33 +32,21 @@ t.test('2 API + 2 worker processes, a worker killed mid-run: every intent termin
   const base = testConfig();
   const prefix = `orq_test_mp_${randomBytes(3).toString('hex')}`;
   const adminKey = `adm_mp_${randomBytes(12).toString('hex')}`;
-  const env = (extra: Record<string, string>) => ({
-    ...process.env,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'error',
+  const procs = serviceProcesses({
     REDIS_PREFIX: prefix,
     ADMIN_KEY: adminKey,
     DATABASE_URL: base.databaseUrl,
     REDIS_URL: base.redisUrl,
-    STATE_DIR: mkdtempSync(join(tmpdir(), 'orq-mp-')),
-    SEED_DEMO_TENANT: 'false',
     RATE_LIMIT_V1_PER_MIN: '1000000',
     JOB_LOCK_MS: '3000',
     ENTITY_LOCK_MS: '4000',
     RECONCILE_INTERVAL_MS: '500',
     SWEEP_INTERVAL_MS: '300',
-    ...extra,
   });
-  const procs = new Set<ChildProcess>();
-  const start = (extra: Record<string, string>) => {
-    const p = spawn(process.execPath, [join(projectRoot, 'dist', 'ops', 'main.js')], { env: env(extra), stdio: ['ignore', 'ignore', 'inherit'] });
-    procs.add(p);
-    p.on('exit', () => procs.delete(p));
-    return p;
-  };
+  const start = (extra: Record<string, string>) => procs.start(extra);
   const sql = createSql(base.databaseUrl, 2);
   t.teardown(async () => {
-    for (const p of procs) p.kill('SIGKILL');
+    procs.killAll();
     await sql.end();
   });
 

@@ -1,14 +1,9 @@
 // Killing the delivery worker in the middle of a fan-out loses nothing: every event reaches every
 // endpoint at least once afterwards (duplicates are allowed: receivers dedupe on event_id).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { projectRoot } from '../ops/paths.js';
 import { startReceiver } from './helpers/receiver.js';
-import { startTestApp } from './helpers/app.js';
+import { serviceProcesses, sharedWith, startTestApp } from './helpers/app.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -17,32 +12,13 @@ t.test('SIGKILL of the delivery worker mid fan-out: every event delivered at lea
   const rx = await startReceiver();
   rx.delayMs = 15;
   const a = await startTestApp({ ROLE: 'api', ...knobs });
-  const workers = new Set<ChildProcess>();
+  const workers = serviceProcesses({ ...knobs, ...sharedWith(a), ROLE: 'worker', WEBHOOK_CONCURRENCY: '8' });
   t.teardown(async () => {
-    for (const w of workers) w.kill('SIGKILL');
+    workers.killAll();
     await a.stop();
     await rx.close();
   });
-  const env = {
-    ...process.env,
-    ...knobs,
-    NODE_ENV: 'test',
-    ROLE: 'worker',
-    LOG_LEVEL: 'error',
-    REDIS_PREFIX: a.config.redisPrefix,
-    ADMIN_KEY: a.adminKey,
-    DATABASE_URL: a.config.databaseUrl,
-    REDIS_URL: a.config.redisUrl,
-    STATE_DIR: mkdtempSync(join(tmpdir(), 'orq-whcrash-')),
-    SEED_DEMO_TENANT: 'false',
-    WEBHOOK_CONCURRENCY: '8',
-  };
-  const startWorker = () => {
-    const w = spawn(process.execPath, [join(projectRoot, 'dist', 'ops', 'main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-    workers.add(w);
-    w.on('exit', () => workers.delete(w));
-    return w;
-  };
+  const startWorker = () => workers.start();
 
   const ten = await a.newTenant();
   const K = 3;

@@ -1,11 +1,13 @@
 // Starts the real app in-process (port 0) against the machine's Postgres and Redis, with its own
 // Redis key prefix, and gives tests a small HTTP client. Each test makes its own tenants.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../ops/config.js';
+import { projectRoot } from '../../ops/paths.js';
 import { startApp, type RunningApp } from '../../ops/app.js';
 import { createLogger } from '../../ops/log.js';
 
@@ -115,3 +117,33 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
 }
 
 export const uuid = () => crypto.randomUUID();
+
+/**
+ * Real service processes (`node dist/ops/main.js`) for crash and multi-process tests: each gets the
+ * base environment (test mode, quiet logs, its own state directory, no demo tenant) plus `env`,
+ * plus its own `extra`. `killAll()` SIGKILLs whatever still runs (for teardown).
+ */
+export function serviceProcesses(env: Record<string, string>) {
+  const procs = new Set<ChildProcess>();
+  const base = { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'error', STATE_DIR: mkdtempSync(join(tmpdir(), 'orq-proc-')), SEED_DEMO_TENANT: 'false', ...env };
+  return {
+    procs,
+    start(extra: Record<string, string> = {}): ChildProcess {
+      const p = spawn(process.execPath, [join(projectRoot, 'dist', 'ops', 'main.js')], { env: { ...base, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] });
+      procs.add(p);
+      p.on('exit', () => procs.delete(p));
+      return p;
+    },
+    killAll() {
+      for (const p of procs) p.kill('SIGKILL');
+    },
+  };
+}
+
+/** The environment that points a worker process at a running test app's database, Redis prefix and admin key. */
+export const sharedWith = (a: TestApp): Record<string, string> => ({
+  REDIS_PREFIX: a.config.redisPrefix,
+  ADMIN_KEY: a.adminKey,
+  DATABASE_URL: a.config.databaseUrl,
+  REDIS_URL: a.config.redisUrl,
+});
