@@ -1,6 +1,7 @@
 // Rows and projections of payment intents and attempts, and the reads that hydrate an actor.
 import type { Db } from '../ops/db.js';
 import type { NextAction } from '../connectors/acquirer.js';
+import type { RiskRule } from './risk.js';
 
 export interface IntentRow {
   id: string;
@@ -52,13 +53,8 @@ export interface Hydrated {
   rules?: RiskRuleRow[];
 }
 
-export interface RiskRuleRow {
-  id: string;
-  field: string;
-  operator: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in';
-  value: unknown;
-  action: 'block' | 'review';
-}
+/** A risk rule as the confirm evaluates it (actors/risk.ts). */
+export type RiskRuleRow = Pick<RiskRule, 'id' | 'field' | 'operator' | 'value' | 'action'>;
 
 const iso = (d: Date) => d.toISOString();
 

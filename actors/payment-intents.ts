@@ -274,12 +274,12 @@ export class PaymentIntents {
     }
 
     const step = machineStep(intent.status, { openAttempt: (h.open?.status as 'pending' | 'authorized' | 'requires_action' | undefined) ?? null, attempts: h.attempts.length, reviewPending: !!h.review }, event);
-    const next = { value: step.value };
     const effects = step.effects;
     const rejected = effects.find((a) => a.type === 'reject') as Extract<PaymentIntentEffect, { type: 'reject' }> | undefined;
     if (rejected) throw new ApiError(rejected.params.code as ErrorCode, rejected.params.message);
 
-    const toStatus = next.value as string;
+    const toStatus = step.value;
+    const capturing = effects.some((a) => a.type === 'postCapture');
     const idem = 'idem' in cmd ? cmd.idem : undefined;
     if (toStatus === intent.status && effects.length === 0 && tip === intent.tip_minor) {
       // A no-op (cancel of a canceled intent, a timer after the intent moved on): nothing to write
@@ -300,7 +300,6 @@ export class PaymentIntents {
     let open = h.open;
     let review: Record<string, unknown> | undefined;
     const emits: string[] = [];
-    let postCapture = false;
     let scheduleExpiry: string | undefined;
     let timerRow: Promise<Array<Record<string, unknown>>> | undefined;
 
@@ -309,7 +308,6 @@ export class PaymentIntents {
     // rare dispute path. A manual span covers it (postgres.js has no instrumentation).
     const result = await inSpan('postgres transaction', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: 'transition' }, () => atomically(this.d.sql, async (tx) => {
       const pending: Array<Promise<unknown>> = [];
-      const capturing = effects.some((a) => a.type === 'postCapture');
       for (const a of effects) {
         switch (a.type) {
           case 'openAttempt': {
@@ -363,8 +361,7 @@ export class PaymentIntents {
           case 'attempt': {
             if (!open) break;
             const { value: attemptStatus, effects: aActs } = attemptStep(open.status, a.params.event);
-            const an = { value: attemptStatus };
-            const patch: Partial<AttemptRow> = { status: an.value as string, updated_at: at };
+            const patch: Partial<AttemptRow> = { status: attemptStatus, updated_at: at };
             if (evidence && 'providerRef' in evidence && evidence.providerRef) patch.provider_ref = evidence.providerRef;
             if (evidence && (evidence.kind === 'hard_decline' || evidence.kind === 'soft_decline')) {
               patch.failure_code = evidence.code;
@@ -388,7 +385,7 @@ export class PaymentIntents {
             const openId = open.id;
             attempts = attempts.map((x) => (x.id === openId ? merged : x));
             open = merged;
-            for (const act of aActs as unknown as Array<{ type: string }>) {
+            for (const act of aActs) {
               if (act.type === 'requestCapture') after.push(() => this.d.queues.add(PI_QUEUE, intent.id, 'attempt.capture', { intentId: intent.id, attemptId: openId }, { jobId: `capture-${openId}` }));
               if (act.type === 'requestVoid') after.push(() => this.d.queues.add(PI_QUEUE, intent.id, 'attempt.void', { intentId: intent.id, attemptId: openId }, { jobId: `void-${openId}` }));
             }
@@ -398,8 +395,7 @@ export class PaymentIntents {
             emits.push(a.params.event);
             break;
           case 'postCapture':
-            postCapture = true;
-            break;
+            break; // after the loop: the ledger entry needs the attempt's fee, written by 'attempt'
           case 'scheduleExpiry':
             if (evidence?.kind === 'action_required' && evidence.expiresAt) scheduleExpiry = evidence.expiresAt;
             break;
@@ -440,7 +436,7 @@ export class PaymentIntents {
           on conflict (kind, entity_id) do update set due_at = excluded.due_at, fired_at = null
           returning id`;
       }
-      if (postCapture && open) {
+      if (capturing && open) {
         const fee = open.fee_minor ?? 0;
         pending.push(postEntry(tx, {
           tenantId: intent.tenant_id,

@@ -37,6 +37,7 @@ export const retryWaitSeconds = (failures: number) => RETRY_WAITS_S[failures - 1
 /** In-flight deliveries per endpoint, so one slow receiver does not hold up the others. */
 export const PER_ENDPOINT_IN_FLIGHT = 8;
 /** Deliveries a worker holds (waiting in memory or in flight) at most; beyond, the relay inserts them unleased. */
+/** Deliveries one dispatcher holds in memory at most (WebhookDeps.maxHeld overrides, for tests). */
 const MAX_HELD = 10_000;
 /** Deliveries claimed per sweep statement. */
 const CLAIM_BATCH = 500;
@@ -52,6 +53,8 @@ export interface WebhookDeps {
   config: Config;
   log: Logger;
   metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookLag'>;
+  /** Deliveries held in memory at most (default MAX_HELD); the relay pauses at half of it. */
+  maxHeld?: number;
 }
 
 export function envelope(e: { event_id: string; event_type: string; created_at: Date; livemode: boolean; data: unknown }) {
@@ -177,6 +180,7 @@ export class WebhookDelivery {
   private leaseMs: number;
   private maxInFlight: number;
   private held = new Map<number, Item>();
+  private readonly maxHeld: number;
   private endpoints = new Map<string, EndpointQueue>();
   private ring: EndpointQueue[] = [];
   private ringHead = 0;
@@ -205,6 +209,7 @@ export class WebhookDelivery {
     this.lookup = guardedLookup(d.config.webhookAllowHttpHosts);
     this.leaseMs = d.config.jobLockMs;
     this.maxInFlight = d.config.webhookConcurrency;
+    this.maxHeld = d.maxHeld ?? MAX_HELD;
   }
 
   private get wakeChannel() {
@@ -275,10 +280,10 @@ export class WebhookDelivery {
     // They wait, committed, in the outbox until it drains (or another worker relays them). Relaying
     // past the fill would leave deliveries unleased, for the slower sweep claims (measured: a
     // 32,000-delivery burst fell from ~12k/s to ~6k/s that way).
-    if (this.running && this.held.size >= MAX_HELD / 2) return 0;
+    if (this.running && this.held.size >= this.maxHeld / 2) return 0;
     const handoff: Item[] = [];
     const started = Date.now(); // no later than the transaction's now(), from which the leases run
-    const lease = this.running && this.held.size < MAX_HELD;
+    const lease = this.running && this.held.size < this.maxHeld;
     const n = await this.d.sql.begin(async (tx) => {
       const events = await tx`
         with ev as (select id from outbox_events where relayed_at is null order by id limit ${batch} for update skip locked)
@@ -374,7 +379,7 @@ export class WebhookDelivery {
         do {
           this.sweepAgain = false;
           for (;;) {
-            const room = Math.min(CLAIM_BATCH, MAX_HELD - this.held.size);
+            const room = Math.min(CLAIM_BATCH, this.maxHeld - this.held.size);
             if (room <= 0 || !this.running) break;
             const got = await this.claim(room);
             n += got;

@@ -42,16 +42,28 @@ export function parseIdempotencyKey(raw: string | undefined, required: boolean):
   return raw.trim().toLowerCase();
 }
 
+/** The idempotency record of a request: its row, as postgres.js's `sql(row, ...columns)` inserts it. */
+const RECORD_COLUMNS = ['tenant_id', 'livemode', 'key', 'request_hash', 'method', 'path', 'status_code', 'response_body'] as const;
+const recordRow = (h: IdempotencyHandle, status: number, body: unknown) => ({
+  tenant_id: h.tenantId,
+  livemode: h.livemode,
+  key: h.key,
+  request_hash: h.requestHash,
+  method: h.method,
+  path: h.path,
+  status_code: status,
+  response_body: answerJson(body),
+});
+type RowHelper = (row: object, ...columns: readonly string[]) => never;
+
 /**
  * Stores the response of a committed effect. Call it inside the effect's transaction with the
  * exact status and body the client will receive.
  */
 export function saveIdempotent(tx: Db, h: IdempotencyHandle | undefined, status: number, body: unknown): Promise<unknown> {
   if (!h) return Promise.resolve();
-  return tx`
-    -- the idempotency record of this request; commits or rolls back with its effect
-    insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body)
-    values (${h.tenantId}, ${h.livemode}, ${h.key}, ${h.requestHash}, ${h.method}, ${h.path}, ${status}, ${answerJson(body)})`;
+  // the idempotency record of this request; commits or rolls back with its effect
+  return tx`insert into idempotency_keys ${(tx as unknown as RowHelper)(recordRow(h, status, body), ...RECORD_COLUMNS)}`;
 }
 
 /**
@@ -60,9 +72,7 @@ export function saveIdempotent(tx: Db, h: IdempotencyHandle | undefined, status:
  */
 export function idempotencyCte(sql: Sql, h: IdempotencyHandle | undefined, status: number, body: unknown) {
   if (!h) return sql``;
-  return sql`, idempotency_record as (
-    insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body)
-    values (${h.tenantId}, ${h.livemode}, ${h.key}, ${h.requestHash}, ${h.method}, ${h.path}, ${status}, ${answerJson(body)}))`;
+  return sql`, idempotency_record as (insert into idempotency_keys ${(sql as unknown as RowHelper)(recordRow(h, status, body), ...RECORD_COLUMNS)})`;
 }
 
 export const isIdempotencyConflict = (e: unknown) =>

@@ -5,6 +5,8 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import { startReceiver } from './helpers/receiver.js';
 import { startTestApp } from './helpers/app.js';
+import { WebhookDelivery } from '../actors/webhook-delivery.js';
+import { createLogger } from '../ops/log.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -69,4 +71,45 @@ t.test('a clock advance in an API process wakes the workers; the due retry goes 
   const got = await rx.waitFor((r) => r.filter((x) => x.path === '/retry').length === 2);
   t.same(got.filter((x) => x.path === '/retry').map((x) => x.json.event_id), [eventId, eventId], 'the same event_id');
   t.same(wakes, [ten.id], 'the API process published one wake-up, naming the tenant');
+});
+
+t.test('relay backpressure: a full dispatcher takes no new events; they wait in the outbox and none is lost', async (t) => {
+  const rx = await startReceiver();
+  rx.delayMs = 300; // the dispatcher holds its deliveries a while
+  // ROLE=api: no worker of this app relays; the dispatcher under test is built below, holding at most 4.
+  const a = await startTestApp({ ROLE: 'api', WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1' });
+  const wd = new WebhookDelivery({ sql: a.app.deps.sql, redis: a.app.deps.redis, config: a.config, log: createLogger('silent'), maxHeld: 4 });
+  t.teardown(async () => {
+    await wd.stop();
+    await a.stop();
+    await rx.close();
+  });
+  await wd.start('backpressure-test');
+  const ten = await a.newTenant();
+  const ep = await a.call('POST', '/v1/webhook_endpoints', { key: ten.testKey, body: { url: `${rx.url}/bp` } });
+  t.equal(ep.status, 201);
+  const sql = a.app.deps.sql;
+  const emit = async (n: number) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const id = crypto.randomUUID();
+      ids.push(id);
+      await sql`insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data)
+                values (${id}, ${ten.id}, false, 'payment_intent.succeeded', ${crypto.randomUUID()}, ${sql.json({ metadata: null })})`;
+    }
+    return ids;
+  };
+  const first = await emit(6);
+  t.ok((await wd.relayOnce(100)) >= 6, 'the first batch is relayed: the dispatcher now holds more than half its fill');
+  const later = await emit(3);
+  t.equal(await wd.relayOnce(100), 0, 'a full dispatcher relays nothing: the new events wait, committed, in the outbox');
+  // As the dispatcher drains, later relays take the waiting events; every event reaches the receiver.
+  const want = new Set([...first, ...later]);
+  const end = Date.now() + 20_000;
+  const got = () => new Set(rx.received.filter((x) => x.path === '/bp').map((x) => (x.json as { event_id: string }).event_id));
+  while (Date.now() < end && [...want].some((id) => !got().has(id))) {
+    await wd.relayOnce(100);
+    await sleep(100);
+  }
+  t.same([...want].filter((id) => !got().has(id)), [], 'all 9 events delivered, none lost');
 });
