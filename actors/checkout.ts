@@ -1,8 +1,9 @@
 // Public checkout (spec: Public checkout): the intent's client_secret authenticates; an unknown id
 // and a wrong secret give the very same 404, and the secret is compared in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { AppDeps } from '../api/deps.js';
-import { ApiError } from '../api/errors.js';
+import type { Sql } from '../kernel/db.js';
+import type { PaymentIntents } from './payment-intents.js';
+import { ApiError } from '../kernel/errors.js';
 import type { PublicConfirmBody } from '../schemas/checkout.js';
 import { hydrate, publicView, type IntentRow } from './payment-intent-store.js';
 
@@ -13,11 +14,15 @@ const DUMMY = digest('pi_secret_not-a-real-secret');
 
 export { publicView } from './payment-intent-store.js';
 
-// The catalog's message, like the edge's answer to a malformed id: nothing tells the cases apart.
-const notFound = () => new ApiError('payment_intent.not_found');
+/**
+ * The one answer for an unknown id and a wrong client secret (the edge gives the same to a
+ * malformed id): nothing tells the cases apart, and no API key is involved on /public.
+ */
+export const PUBLIC_NOT_FOUND_MESSAGE = 'No payment intent matches this id and client secret.';
+const notFound = () => new ApiError('payment_intent.not_found', PUBLIC_NOT_FOUND_MESSAGE);
 
 /** The intent if the secret is its own; the same 404 otherwise. */
-export async function authorize(deps: Pick<AppDeps, 'sql'>, id: string, secret: string | undefined) {
+export async function authorize(deps: { sql: Sql }, id: string, secret: string | undefined) {
   const rows = UUID.test(id) ? await deps.sql`select id, tenant_id, livemode, client_secret from payment_intents where id = ${id}` : [];
   const expected = rows.length ? digest(rows[0].client_secret as string) : DUMMY;
   const ok = timingSafeEqual(expected, digest(secret ?? '')) && rows.length > 0;
@@ -25,25 +30,25 @@ export async function authorize(deps: Pick<AppDeps, 'sql'>, id: string, secret: 
   return { tenantId: rows[0].tenant_id as string, livemode: rows[0].livemode as boolean };
 }
 
-export async function publicGet(deps: Pick<AppDeps, 'sql'>, id: string, secret: string | undefined) {
+export async function publicGet(deps: { sql: Sql }, id: string, secret: string | undefined) {
   const owner = await authorize(deps, id, secret);
   const h = await hydrate(deps.sql, id, owner.tenantId);
   if (!h) throw notFound();
-  return publicView(h.intent);
+  return publicView(h.row);
 }
 
-export async function publicConfirm(deps: Pick<AppDeps, 'sql' | 'payments'>, id: string, body: PublicConfirmBody) {
+export async function publicConfirm(deps: { sql: Sql; payments: Pick<PaymentIntents, 'confirm'> }, id: string, body: PublicConfirmBody) {
   const owner = await authorize(deps, id, body.client_secret);
   const p = { ...owner, keyId: 'public_checkout', scopes: [] };
   const res = await deps.payments.confirm(p, id, { payment_token: body.payment_token, payment_method: body.payment_method, tip_minor: body.tip_minor });
   if ((res as { object?: string }).object === 'risk_review') {
     const h = await hydrate(deps.sql, id, owner.tenantId);
-    return publicView(h!.intent);
+    return publicView(h!.row);
   }
   return publicView(res as unknown as IntentRow & { total_minor: number });
 }
 
-export async function checkoutConfig(deps: Pick<AppDeps, 'sql'>, id: string, secret: string | undefined) {
+export async function checkoutConfig(deps: { sql: Sql }, id: string, secret: string | undefined) {
   const owner = await authorize(deps, id, secret);
   const [row] = await deps.sql`
     select pi.*, t.name as merchant, l.concepto from payment_intents pi join tenants t on t.id = pi.tenant_id

@@ -1,10 +1,10 @@
 // Disputes (decisions.md §4): opened when the provider reports one for a charge (the sim does for
 // tok_sim_dispute); the disputed amount moves to `disputed_funds` in the ledger.
 import { randomUUID } from 'node:crypto';
-import type { Principal } from '../api/route.js';
-import type { Db, Sql } from '../ops/db.js';
-import { tenantNow } from './clock.js';
-import { postEntry } from './ledger.js';
+import type { Principal } from '../kernel/principal.js';
+import type { Db, Sql } from '../kernel/db.js';
+import { tenantNow } from '../kernel/clock.js';
+import { postEntry } from '../kernel/ledger.js';
 
 const EVIDENCE_WINDOW_MS = 7 * 86400_000;
 

@@ -1,5 +1,6 @@
 // Rows and projections of payment intents and attempts, and the reads that hydrate an actor.
-import type { Db } from '../ops/db.js';
+import type { Db } from '../kernel/db.js';
+import { clockOf, type Hydrated } from '../kernel/entity.js';
 import type { NextAction } from '../connectors/acquirer.js';
 import type { RiskRule } from './risk.js';
 
@@ -14,12 +15,13 @@ export interface IntentRow {
   client_secret: string;
   metadata: Record<string, string> | null;
   receipt_code: string;
+  /** The customer the charge belongs to (set at creation, or by a one-click charge of a saved method). */
+  customer_id: string | null;
   next_action: NextAction | null;
   last_error: { code: string; message: string; decline?: string } | null;
   version: number;
   created_at: Date;
   updated_at: Date;
-  clock_offset_ms: number;
 }
 
 export interface AttemptRow {
@@ -44,8 +46,7 @@ export interface AttemptRow {
   updated_at: Date;
 }
 
-export interface Hydrated {
-  intent: IntentRow;
+export interface HydratedIntent extends Hydrated<IntentRow> {
   attempts: AttemptRow[];
   open?: AttemptRow;
   review?: { id: string; request: Record<string, unknown> | null };
@@ -82,12 +83,18 @@ const amounts = (i: Pick<IntentRow, 'amount_minor' | 'tip_minor' | 'currency'>) 
   currency: i.currency,
 });
 
-/** The authenticated projection (spec: Resources > payment_intent). Nulls are stripped at the edge. */
-export function intentView(i: IntentRow, attempts?: AttemptRow[]) {
+/**
+ * The authenticated projection (spec: Resources > payment_intent). Nulls are stripped at the edge.
+ * `amount_refunded_minor` (ours): what succeeded refunds returned; only a captured charge can have
+ * any, so every command's answer (confirm, capture, cancel) carries 0 and reads compute it.
+ */
+export function intentView(i: IntentRow, attempts?: AttemptRow[], refundedMinor = 0) {
   return {
     id: i.id,
     object: 'payment_intent' as const,
     ...amounts(i),
+    amount_refunded_minor: refundedMinor,
+    customer_id: i.customer_id,
     status: i.status,
     client_secret: i.client_secret,
     livemode: i.livemode,
@@ -125,8 +132,8 @@ export function intentEventData(i: IntentRow) {
 
 const num = (v: unknown) => (v === null || v === undefined ? v : Number(v));
 
-function toIntent(r: Record<string, unknown>): IntentRow {
-  return { ...(r as unknown as IntentRow), amount_minor: Number(r.amount_minor), tip_minor: Number(r.tip_minor), clock_offset_ms: Number(r.clock_offset_ms ?? 0) };
+export function toIntentRow(r: Record<string, unknown>): IntentRow {
+  return { ...(r as unknown as IntentRow), amount_minor: Number(r.amount_minor), tip_minor: Number(r.tip_minor) };
 }
 function toAttempt(r: Record<string, unknown>): AttemptRow {
   return { ...(r as unknown as AttemptRow), amount_minor: Number(r.amount_minor), fee_minor: num(r.fee_minor) as number | null };
@@ -139,7 +146,7 @@ export const OPEN = new Set(['pending', 'authorized', 'requires_action']);
  * another tenant's id reads as absent. Workers, which only see ids their own actors enqueued,
  * pass no tenant.
  */
-export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: boolean, opts: { rules?: boolean } = {}): Promise<Hydrated | undefined> {
+export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: boolean, opts: { rules?: boolean } = {}): Promise<HydratedIntent | undefined> {
   // One round trip: the intent, its attempts and its pending review (and the tenant's risk rules).
   const rows = await db`
     select pi.*, coalesce(tc.offset_ms, 0) as clock_offset_ms,
@@ -152,8 +159,8 @@ export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: 
       from payment_intents pi left join test_clocks tc on tc.tenant_id = pi.tenant_id and not pi.livemode
      where pi.id = ${id} ${tenantId === undefined ? db`` : db`and pi.tenant_id = ${tenantId}`} ${livemode === undefined ? db`` : db`and pi.livemode = ${livemode}`}`;
   if (!rows.length) return undefined;
-  const { attempts_json, review_json, rules_json, ...intentRow } = rows[0] as Record<string, unknown>;
-  const intent = toIntent(intentRow);
+  const { attempts_json, review_json, rules_json, clock_offset_ms, ...intentRow } = rows[0] as Record<string, unknown>;
+  const intent = toIntentRow(intentRow);
   const as = (attempts_json as Array<Record<string, unknown>>).map((a) =>
     toAttempt({
       ...a,
@@ -164,7 +171,8 @@ export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: 
   );
   const review = review_json as { id: string; request: Record<string, unknown> | null } | null;
   return {
-    intent,
+    row: intent,
+    clockOffsetMs: clockOf({ livemode: intent.livemode, clock_offset_ms }),
     attempts: as,
     open: as.find((a) => OPEN.has(a.status)),
     review: review ?? undefined,

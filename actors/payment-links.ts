@@ -3,13 +3,14 @@
 // it, with metadata.payment_link_id; a single-use link reuses its intent while unpaid and shows
 // as paid once that intent succeeded.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { AppDeps } from '../api/deps.js';
-import { ApiError } from '../api/errors.js';
-import type { Principal } from '../api/route.js';
+import type { PaymentIntents } from './payment-intents.js';
+import { ApiError } from '../kernel/errors.js';
+import type { Principal } from '../kernel/principal.js';
 import type { CreatePaymentLinkBody } from '../schemas/checkout.js';
-import type { Db, Sql } from '../ops/db.js';
-import { saveIdempotent, type IdempotencyHandle } from '../api/idempotency.js';
+import type { Db, Sql } from '../kernel/db.js';
+import { saveIdempotent, type IdempotencyHandle } from '../kernel/idempotency.js';
 import { hydrate, intentView } from './payment-intent-store.js';
+import type { Capability } from '../kernel/capability.js';
 
 const SLUG_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
 function slug(): string {
@@ -79,7 +80,7 @@ export interface LinkCheckout {
 }
 
 /** The intent paying a link: created once per single-use link and reused while unpaid; new for reusable links. */
-export async function intentForLink(deps: Pick<AppDeps, 'sql' | 'payments'>, slugValue: string): Promise<LinkCheckout> {
+export async function intentForLink(deps: { sql: Sql; payments: Pick<PaymentIntents, 'create'> }, slugValue: string): Promise<LinkCheckout> {
   const [row] = await deps.sql`select l.*, t.name as merchant from payment_links l join tenants t on t.id = l.tenant_id where l.slug = ${slugValue}`;
   if (!row) throw new ApiError('payment_link.not_found');
   const link = linkView(row);
@@ -89,7 +90,7 @@ export async function intentForLink(deps: Pick<AppDeps, 'sql' | 'payments'>, slu
   if (!row.reusable && row.current_intent_id) {
     const h = await hydrate(deps.sql, row.current_intent_id as string, row.tenant_id as string);
     // Reuse while it can still be paid; a failed/expired/canceled one is replaced.
-    if (h && !['failed', 'expired', 'canceled'].includes(h.intent.status)) return { link, merchant, intent: intentView(h.intent) };
+    if (h && !['failed', 'expired', 'canceled'].includes(h.row.status)) return { link, merchant, intent: intentView(h.row) };
   }
   const p = { tenantId: row.tenant_id as string, livemode: row.livemode as boolean, keyId: `payment_link:${String(row.id)}`, scopes: [] };
   const intent = await deps.payments.create(p, {
@@ -106,8 +107,28 @@ export async function intentForLink(deps: Pick<AppDeps, 'sql' | 'payments'>, slu
 }
 
 /** The intent a payer opens for a link, with its client_secret; 404 once the link cannot be paid. */
-export async function payableIntent(deps: Pick<AppDeps, 'sql' | 'payments'>, slugValue: string) {
+export async function payableIntent(deps: { sql: Sql; payments: Pick<PaymentIntents, 'create'> }, slugValue: string) {
   const co = await intentForLink(deps, slugValue);
   if (!co.intent) throw new ApiError('payment_link.not_found', co.link.paid_at ? 'This payment link was already paid.' : 'This payment link is no longer active.');
   return co.intent;
 }
+
+/**
+ * A single-use link is paid once its intent succeeded, in the same transaction as the payment (a
+ * reaction to payment_intent.succeeded: the intent actor does not know about links).
+ */
+export const paymentLinksCapability: Capability = {
+  name: 'payment_links',
+  reactions: [
+    {
+      on: 'payment_intent.succeeded',
+      run: (e, { tx, at }) => {
+        const linkId = (e.data as { metadata?: Record<string, string> | null }).metadata?.payment_link_id;
+        if (!linkId) return;
+        tx`
+          update payment_links set paid_at = coalesce(paid_at, ${at}), active = reusable
+           where id::text = ${linkId} and tenant_id = ${e.tenantId} and not reusable`;
+      },
+    },
+  ],
+};

@@ -1,114 +1,209 @@
-// Saved payment methods (card on file): save with a single-use token → pending; a worker exchanges
-// the token at the connector → active with brand and last4; detach → detached (idempotent).
-// Nothing of the card but brand and last4 is stored; the token is dropped at activation.
+// Saved payment methods (card on file), on the entity actor (kernel/entity.ts): save with a
+// single-use token → pending; a job exchanges the token at the connector → active with brand and
+// last4; detach → detached (idempotent). Nothing of the card but brand and last4 is stored; the
+// token is dropped at activation (or when the connector refuses it).
 import { randomUUID } from 'node:crypto';
-import { transition } from 'xstate';
-import { ApiError } from '../api/errors.js';
-import { saveIdempotent, type IdempotencyHandle } from '../api/idempotency.js';
-import type { Principal } from '../api/route.js';
-import { saveKeyFor } from '../connectors/acquirer.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Db, Sql } from '../kernel/db.js';
+import { LockBusy, clockOf, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { ApiError } from '../kernel/errors.js';
+import type { IdempotencyHandle } from '../kernel/idempotency.js';
+import { defineJob, jobRequest } from '../kernel/jobs.js';
+import type { Logger } from '../kernel/log.js';
+import { initialState, machineStep } from '../kernel/machine-step.js';
+import type { Principal } from '../kernel/principal.js';
+import { RECONCILE_AFTER } from '../kernel/runtime.js';
+import { ProviderUnavailable, saveKeyFor, type SaveOutcome } from '../connectors/acquirer.js';
 import type { Router } from '../connectors/routing.js';
 import { paymentMethodMachine } from '../machines/payment-method.js';
-import type { Db, Sql } from '../ops/db.js';
-import type { Logger } from '../ops/log.js';
-import { PI_QUEUE } from './payment-intents.js';
-import type { Queues } from './queues.js';
+
+export const PAYMENT_METHOD_QUEUE = 'pm';
 
 export interface PaymentMethodsDeps {
   sql: Sql;
-  queues: Queues;
+  actor: EntityActor;
   router: Router;
   log: Logger;
 }
 
-export function paymentMethodView(r: Record<string, unknown>) {
+export interface PaymentMethodRow {
+  id: string;
+  tenant_id: string;
+  livemode: boolean;
+  status: string;
+  version: number;
+  customer_id: string;
+  connector: string;
+  brand: string | null;
+  last4: string | null;
+  provider_ref: string | null;
+  pending_token: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+type MethodCommand = { kind: 'activated'; outcome: SaveOutcome } | { kind: 'detach' };
+
+export function paymentMethodView(r: PaymentMethodRow) {
   return {
-    id: r.id as string,
+    id: r.id,
     object: 'payment_method' as const,
-    customer_id: r.customer_id as string,
-    connector: r.connector as string,
-    brand: (r.brand as string | null) ?? null,
-    last4: (r.last4 as string | null) ?? null,
-    status: r.status as string,
-    livemode: r.livemode as boolean,
-    created_at: (r.created_at as Date).toISOString(),
-    updated_at: (r.updated_at as Date).toISOString(),
+    customer_id: r.customer_id,
+    connector: r.connector,
+    brand: r.brand,
+    last4: r.last4,
+    status: r.status,
+    livemode: r.livemode,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
   };
 }
 
-async function assertCustomer(db: Db, p: Principal, customerId: string) {
+async function assertCustomer(db: Db, p: Pick<Principal, 'tenantId' | 'livemode'>, customerId: string) {
   const rows = await db`select 1 from customers where id = ${customerId} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
   if (!rows.length) throw new ApiError('customer.not_found');
 }
 
+/** A step of a saved method: pure (machine → row, history). */
+export function planMethodStep(h: Hydrated<PaymentMethodRow>, cmd: MethodCommand, env: StepEnv): Plan<PaymentMethodRow> {
+  const r = h.row;
+  if (cmd.kind === 'activated' && cmd.outcome.kind !== 'saved') {
+    // The connector refused the token: it is dropped (it was single-use); the method stays pending.
+    if (!r.pending_token) return { result: r };
+    const updated = { ...r, pending_token: null, updated_at: env.at, version: r.version + 1 };
+    return { set: { pending_token: null, updated_at: env.at }, history: { event: 'activation_failed', data: { code: cmd.outcome.code } }, result: updated };
+  }
+  const step = machineStep(paymentMethodMachine, r.status, undefined, { type: cmd.kind });
+  if (step.value === r.status && step.effects.length === 0) return { result: r };
+  const out = cmd.kind === 'activated' && cmd.outcome.kind === 'saved' && step.effects.some((e) => e.type === 'setCard') ? cmd.outcome : undefined;
+  const updated: PaymentMethodRow = {
+    ...r,
+    status: step.value,
+    pending_token: null,
+    brand: out ? out.brand : r.brand,
+    last4: out ? out.last4 : r.last4,
+    provider_ref: out ? out.providerRef : r.provider_ref,
+    updated_at: env.at,
+    version: r.version + 1,
+  };
+  return {
+    set: { status: updated.status, pending_token: null, brand: updated.brand, last4: updated.last4, provider_ref: updated.provider_ref, updated_at: env.at },
+    history: { event: cmd.kind, data: out ? { brand: out.brand, last4: out.last4 } : undefined },
+    result: updated,
+  };
+}
+
+const toMethod = (r: Record<string, unknown>) => r as unknown as PaymentMethodRow;
+
 export class PaymentMethods {
-  constructor(private d: PaymentMethodsDeps) {}
+  readonly def: EntityDef<Hydrated<PaymentMethodRow>, MethodCommand>;
+
+  readonly activateJob = defineJob<{ paymentMethodId: string }>({
+    queue: PAYMENT_METHOD_QUEUE,
+    name: 'payment_method.activate',
+    shape: { paymentMethodId: 'uuid' },
+    id: (d) => `pm-${d.paymentMethodId}`,
+    shardKey: (d) => d.paymentMethodId,
+    transient: (e) => e instanceof ProviderUnavailable || e instanceof LockBusy,
+    run: (d) => this.activate(d.paymentMethodId),
+  });
+
+  constructor(private d: PaymentMethodsDeps) {
+    this.def = {
+      kind: 'payment_method',
+      table: 'payment_methods',
+      notFound: 'payment_method.not_found',
+      busy: 'payment_method.concurrent_modification',
+      hydrate: async (sql, id, scope) => {
+        const [r] = await sql`
+          select m.*, coalesce(tc.offset_ms, 0) as clock_offset_ms from payment_methods m left join test_clocks tc on tc.tenant_id = m.tenant_id
+           where m.id = ${id} ${scope ? sql`and m.tenant_id = ${scope.tenantId} and m.livemode = ${scope.livemode}` : sql``}`;
+        if (!r) return undefined;
+        const { clock_offset_ms, ...row } = r;
+        return { row: toMethod(row), clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }) };
+      },
+      plan: (h, cmd, env) => planMethodStep(h, cmd, env),
+    };
+  }
 
   async save(p: Principal, customerId: string, body: { payment_token: string; connector?: string }, idem?: IdempotencyHandle) {
     const connector = body.connector ?? 'sim';
-    if (!this.d.router.canSave(connector)) throw new ApiError('payment_method.no_route', `No connector can save this payment method${body.connector ? ` (connector "${body.connector}")` : ''}.`);
-    const view = await this.d.sql.begin(async (tx) => {
-      await assertCustomer(tx, p, customerId);
-      const initial = paymentMethodMachine.getInitialSnapshot({} as never).value as string;
-      const [row] = await tx`
-        insert into payment_methods (id, tenant_id, livemode, customer_id, connector, status, pending_token)
-        values (${randomUUID()}, ${p.tenantId}, ${p.livemode}, ${customerId}, ${connector}, ${initial}, ${body.payment_token})
-        returning *`;
-      const v = paymentMethodView(row);
-      await saveIdempotent(tx, idem, 201, v);
-      return v;
-    });
-    await this.d.queues
-      .add(PI_QUEUE, view.id, 'payment_method.activate', { paymentMethodId: view.id }, { jobId: `pm-${view.id}` })
-      .catch((e) => this.d.log.warn('enqueue of an activation failed; the reconciler will retry', { err: e }));
-    return view;
+    if (!this.d.router.canSave(connector, p.livemode)) throw new ApiError('payment_method.no_route', `No connector can save this payment method${body.connector ? ` (connector "${body.connector}")` : ''}${p.livemode ? ' in live mode' : ''}.`);
+    await assertCustomer(this.d.sql, p, customerId);
+    const at = new Date();
+    const row: PaymentMethodRow = {
+      id: randomUUID(), tenant_id: p.tenantId, livemode: p.livemode, status: initialState(paymentMethodMachine), version: 0, customer_id: customerId, connector,
+      brand: null, last4: null, provider_ref: null, pending_token: body.payment_token, created_at: at, updated_at: at,
+    };
+    const view = paymentMethodView(row);
+    return this.d.actor.create(this.def, p, {
+      create: { ...row },
+      history: { event: 'save', data: { connector } },
+      jobs: [jobRequest(this.activateJob, { paymentMethodId: row.id })],
+      response: { status: 201, body: view },
+      result: view,
+    }, { idem, at });
   }
 
   async list(p: Principal, customerId: string) {
     await assertCustomer(this.d.sql, p, customerId);
     const rows = await this.d.sql`select * from payment_methods where customer_id = ${customerId} and tenant_id = ${p.tenantId} and livemode = ${p.livemode} order by created_at, id`;
-    return { object: 'list' as const, data: rows.map(paymentMethodView) };
+    return { object: 'list' as const, data: rows.map((r) => paymentMethodView(toMethod(r))) };
   }
 
   async detach(p: Principal, customerId: string, id: string) {
-    return this.d.sql.begin(async (tx) => {
-      await assertCustomer(tx, p, customerId);
-      const [row] = await tx`select * from payment_methods where id = ${id} and customer_id = ${customerId} and tenant_id = ${p.tenantId} and livemode = ${p.livemode} for update`;
-      if (!row) throw new ApiError('payment_method.not_found');
-      const [next] = transition(paymentMethodMachine, paymentMethodMachine.resolveState({ value: row.status as string, context: undefined as never }), { type: 'detach' });
-      if (next.value === row.status) return paymentMethodView(row); // detaching a detached method does not fail
-      const [upd] = await tx`update payment_methods set status = ${next.value as string}, pending_token = null, updated_at = now() where id = ${id} returning *`;
-      return paymentMethodView(upd);
-    });
+    await assertCustomer(this.d.sql, p, customerId);
+    const h = await this.def.hydrate(this.d.sql, id, p, { kind: 'detach' });
+    if (!h || h.row.customer_id !== customerId) throw new ApiError('payment_method.not_found');
+    const row = await this.d.actor.run<Hydrated<PaymentMethodRow>, MethodCommand, void, PaymentMethodRow>(this.def, p, id, { kind: 'detach' }, { waitMs: 3000, worker: false });
+    return paymentMethodView(row);
   }
 
-  /** Worker: exchange the single-use token at the connector. */
-  async activate(id: string) {
-    const [pm] = await this.d.sql`select * from payment_methods where id = ${id}`;
-    if (!pm || pm.status !== 'pending' || !pm.pending_token) return;
-    const out = await this.d.router.connector(pm.connector as string).saveMethod({ idempotencyKey: saveKeyFor(id), token: pm.pending_token as string, tenantId: pm.tenant_id as string, livemode: pm.livemode as boolean });
-    await this.d.sql.begin(async (tx) => {
-      const [cur] = await tx`select * from payment_methods where id = ${id} for update`;
-      if (out.kind !== 'saved') {
-        this.d.log.warn('a payment method could not be saved at the connector', { paymentMethodId: id, code: out.code });
-        return;
-      }
-      const [next, actions] = transition(paymentMethodMachine, paymentMethodMachine.resolveState({ value: cur.status as string, context: undefined as never }), { type: 'activated' });
-      const setCard = (actions as unknown as Array<{ type: string }>).some((a) => a.type === 'setCard');
-      await tx`
-        update payment_methods set status = ${next.value as string}, pending_token = null, updated_at = now(),
-               brand = ${setCard ? out.brand : cur.brand}, last4 = ${setCard ? out.last4 : cur.last4}, provider_ref = ${setCard ? out.providerRef : cur.provider_ref}
-         where id = ${id}`;
+  /** Detaches every method of a (deleted) customer that is not detached yet; returns how many. */
+  async detachAllOf(p: Principal, customerId: string): Promise<number> {
+    const rows = await this.d.sql`select id from payment_methods where customer_id = ${customerId} and tenant_id = ${p.tenantId} and livemode = ${p.livemode} and status <> 'detached'`;
+    for (const r of rows) await this.d.actor.run(this.def, p, r.id as string, { kind: 'detach' }, { waitMs: 3000, worker: false });
+    return rows.length;
+  }
+
+  /** Worker: exchange the single-use token at the connector, under the method's lock. */
+  private activate(id: string) {
+    return this.d.actor.withLock(this.def, id, 2000, async () => {
+      const h = await this.def.hydrate(this.d.sql, id, undefined, { kind: 'detach' });
+      if (!h || h.row.status !== 'pending' || !h.row.pending_token) return { skipped: 'nothing to activate' };
+      const r = h.row;
+      const outcome = await this.d.router.connector(r.connector).saveMethod({ idempotencyKey: saveKeyFor(id), token: r.pending_token!, tenantId: r.tenant_id, livemode: r.livemode });
+      if (outcome.kind !== 'saved') this.d.log.warn('a payment method could not be saved at the connector', { paymentMethodId: id, code: outcome.code });
+      await this.d.actor.runLocked(this.def, undefined, id, { kind: 'activated', outcome }, { waitMs: 0, known: h });
+      return { activated: outcome.kind === 'saved' };
     });
   }
 
   /** What confirm needs to charge a saved method (one click), or the spec's error. */
-  async chargeable(db: Db, tenantId: string, livemode: boolean, id: string): Promise<{ connector: string; token: string }> {
+  async chargeable(db: Db, tenantId: string, livemode: boolean, id: string): Promise<{ connector: string; token: string; customerId: string }> {
     const [pm] = await db`select * from payment_methods where id = ${id} and tenant_id = ${tenantId} and livemode = ${livemode}`;
     if (!pm) throw new ApiError('payment_method.not_found');
-    const [, actions] = transition(paymentMethodMachine, paymentMethodMachine.resolveState({ value: pm.status as string, context: undefined as never }), { type: 'charge' });
-    const rejected = (actions as unknown as Array<{ type: string; params?: { code: string; message: string } }>).find((a) => a.type === 'reject');
+    const step = machineStep(paymentMethodMachine, pm.status as string, undefined, { type: 'charge' });
+    const rejected = step.effects.find((a) => a.type === 'reject') as { params?: { message: string } } | undefined;
     if (rejected) throw new ApiError('payment_method.not_chargeable', `${rejected.params!.message} This one is ${String(pm.status)}.`);
-    return { connector: pm.connector as string, token: pm.provider_ref as string };
+    return { connector: pm.connector as string, token: pm.provider_ref as string, customerId: pm.customer_id as string };
+  }
+
+  capability(): Capability {
+    const sql = this.d.sql;
+    return {
+      name: 'payment_methods',
+      jobs: [this.activateJob],
+      reconcilers: [
+        {
+          name: 'saved methods waiting for activation',
+          run: async () => {
+            const rows = await sql`
+              select id from payment_methods where status = 'pending' and pending_token is not null and updated_at < now() - ${RECONCILE_AFTER}::interval limit 1000`;
+            return rows.map((m) => jobRequest(this.activateJob, { paymentMethodId: m.id as string }));
+          },
+        },
+      ],
+    };
   }
 }

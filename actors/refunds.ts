@@ -1,27 +1,39 @@
-// Refunds of captured attempts, with four-eyes approval above a tenant threshold.
-// Creation locks the attempt row (SELECT … FOR UPDATE), so concurrent refunds of one attempt are
-// serialized by Postgres and can never sum past what was captured.
-import { randomUUID } from 'node:crypto';
-import { transition } from 'xstate';
-import { ApiError } from '../api/errors.js';
-import { saveIdempotent, type IdempotencyHandle } from '../api/idempotency.js';
-import type { Principal } from '../api/route.js';
-import { refundKeyFor } from '../connectors/acquirer.js';
+// Refunds of captured attempts, on the entity actor (kernel/entity.ts), with four-eyes approval
+// above a tenant threshold.
+//
+// - What may be refunded is checked twice: by the actor before anything is written (for the spec's
+//   errors and their messages), and by the database (trigger refunds_within_captured, migration
+//   0009), which locks the attempt so that concurrent refunds of one attempt are checked one after
+//   the other and can never sum past what was captured.
+// - The provider call runs in a job under the refund's lock; its outcome is a step of the refund
+//   machine (row, history, ledger entry, event, in one transaction).
+// - The attempt's status (partially_refunded, refunded) belongs to the payment intent actor: a
+//   succeeded refund asks it, with a job after the commit, to change it.
+import type { Capability } from '../kernel/capability.js';
+import type { Sql } from '../kernel/db.js';
+import { LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv, clockOf } from '../kernel/entity.js';
+import { ApiError } from '../kernel/errors.js';
+import type { IdempotencyHandle } from '../kernel/idempotency.js';
+import { saveIdempotent } from '../kernel/idempotency.js';
+import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
+import type { Logger } from '../kernel/log.js';
+import { initialState, machineStep } from '../kernel/machine-step.js';
+import type { Principal } from '../kernel/principal.js';
+import { RECONCILE_AFTER } from '../kernel/runtime.js';
+import { ProviderUnavailable, refundKeyFor, type RefundOutcome } from '../connectors/acquirer.js';
 import type { Router } from '../connectors/routing.js';
-import { attemptMachine } from '../machines/attempt.js';
-import { refundMachine } from '../machines/refund.js';
-import type { Db, Sql } from '../ops/db.js';
-import type { Logger } from '../ops/log.js';
-import { postEntry } from './ledger.js';
-import { PI_QUEUE } from './payment-intents.js';
-import { appendEvent } from './outbox.js';
-import type { Queues } from './queues.js';
+import { refundMachine, type RefundEffect } from '../machines/refund.js';
+import { randomUUID } from 'node:crypto';
+
+export const REFUND_QUEUE = 'refund';
 
 export interface RefundsDeps {
   sql: Sql;
-  queues: Queues;
+  actor: EntityActor;
   router: Router;
   log: Logger;
+  /** The payment intent actor's job that moves the attempt's status after a refund succeeded. */
+  refundSettled(intentId: string, attemptId: string): JobRequest;
 }
 
 export interface CreateRefund {
@@ -31,24 +43,64 @@ export interface CreateRefund {
   reason?: string;
 }
 
+export interface RefundRow {
+  id: string;
+  tenant_id: string;
+  livemode: boolean;
+  status: string;
+  version: number;
+  attempt_id: string;
+  payment_intent_id: string;
+  amount_minor: number;
+  currency: string;
+  reason: string | null;
+  provider_ref: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  requested_by: string;
+  approval_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface HydratedRefund extends Hydrated<RefundRow> {
+  connectorKey: string;
+  providerKey: string;
+}
+
+type RefundCommand = { kind: 'provider_outcome'; outcome: RefundOutcome };
+
 const REFUNDABLE = new Set(['captured', 'settled', 'partially_refunded', 'refunded']);
 
-export function refundView(r: Record<string, unknown>) {
+const iso = (d: Date) => d.toISOString();
+
+export function refundView(r: RefundRow) {
   return {
-    id: r.id as string,
+    id: r.id,
     object: 'refund' as const,
-    attempt_id: r.attempt_id as string,
-    payment_intent_id: r.payment_intent_id as string,
+    attempt_id: r.attempt_id,
+    payment_intent_id: r.payment_intent_id,
     amount_minor: Number(r.amount_minor),
-    currency: r.currency as string,
-    status: r.status as string,
-    reason: (r.reason as string | null) ?? null,
-    provider_ref: (r.provider_ref as string | null) ?? null,
-    failure_code: (r.failure_code as string | null) ?? null,
-    failure_message: (r.failure_message as string | null) ?? null,
-    livemode: r.livemode as boolean,
-    created_at: (r.created_at as Date).toISOString(),
+    currency: r.currency,
+    status: r.status,
+    reason: r.reason,
+    provider_ref: r.provider_ref,
+    failure_code: r.failure_code,
+    failure_message: r.failure_message,
+    livemode: r.livemode,
+    created_at: iso(r.created_at),
   };
+}
+
+/**
+ * The data of refund.* events (documented in OpenAPI as refund_event_data): the refund's projection
+ * without absent fields, as every authenticated projection (spec: null fields are omitted).
+ */
+export function refundEventData(r: RefundRow) {
+  const v = refundView(r);
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined && k !== 'livemode') out[k] = x;
+  return out;
 }
 
 export function approvalView(r: Record<string, unknown>) {
@@ -68,126 +120,195 @@ export function approvalView(r: Record<string, unknown>) {
   };
 }
 
-/** Locks the attempt and answers what is still refundable, or the spec's error. */
-async function refundableOf(tx: Db, attempt: Record<string, unknown>) {
+const toRefund = (r: Record<string, unknown>): RefundRow => ({ ...(r as unknown as RefundRow), amount_minor: Number(r.amount_minor) });
+
+/** What is still refundable on an attempt (charged minus live refunds), or the spec's error. */
+function refundable(attempt: Record<string, unknown>, live: number): number {
   if (!REFUNDABLE.has(attempt.status as string)) {
     throw new ApiError('refund.attempt_not_refundable', `Attempt ${String(attempt.id)} is ${String(attempt.status)}; only a captured, settled or partially_refunded attempt can be refunded.`);
   }
-  const [live] = await tx`
-    -- live refunds: requested or succeeded (a failed refund gives its amount back)
-    select coalesce(sum(amount_minor), 0)::bigint as total from refunds where attempt_id = ${attempt.id as string} and status in ('requested', 'succeeded')`;
-  return Number(attempt.amount_minor) - Number(live.total);
+  return Number(attempt.amount_minor) - live;
 }
 
-function checkAmount(amount: number, refundable: number, attemptId: string) {
-  if (refundable <= 0) throw new ApiError('refund.nothing_refundable', `Attempt ${attemptId} has nothing left to refund.`);
+function checkAmount(amount: number, left: number, attemptId: string) {
+  if (left <= 0) throw new ApiError('refund.nothing_refundable', `Attempt ${attemptId} has nothing left to refund.`);
   // spec: exceeds_refundable's message carries the remaining cents.
-  if (amount > refundable) throw new ApiError('refund.exceeds_refundable', `amount ${amount} exceeds the ${refundable} still refundable on attempt ${attemptId}.`);
+  if (amount > left) throw new ApiError('refund.exceeds_refundable', `amount ${amount} exceeds the ${left} still refundable on attempt ${attemptId}.`);
+}
+
+/** The refund's step on the provider's outcome: pure (refund machine → row, ledger entry, event, the attempt's job). */
+export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: StepEnv, settled: (intentId: string, attemptId: string) => JobRequest): Plan<RefundRow> {
+  const r = h.row;
+  if (r.status !== 'requested') return { result: r };
+  const o = cmd.outcome;
+  const step = machineStep<RefundEffect>(refundMachine, r.status, undefined, { type: o.kind === 'succeeded' ? 'provider.succeeded' : 'provider.failed' });
+  const updated: RefundRow = {
+    ...r,
+    status: step.value,
+    provider_ref: o.kind === 'succeeded' ? o.providerRef : null,
+    failure_code: o.kind === 'failed' ? o.code : null,
+    failure_message: o.kind === 'failed' ? o.message : null,
+    updated_at: env.at,
+    version: r.version + 1,
+  };
+  const plan: Plan<RefundRow> = {
+    set: { status: updated.status, provider_ref: updated.provider_ref, failure_code: updated.failure_code, failure_message: updated.failure_message, updated_at: env.at },
+    history: { event: `provider.${o.kind}`, data: o.kind === 'failed' ? { code: o.code } : { provider_ref: o.providerRef } },
+    events: [],
+    ledger: [],
+    jobs: [],
+    result: updated,
+  };
+  for (const e of step.effects) {
+    if (e.type === 'postLedger') {
+      plan.ledger!.push({
+        tenantId: r.tenant_id,
+        livemode: r.livemode,
+        kind: 'refund.succeeded',
+        refType: 'refund',
+        refId: r.id,
+        memo: `refund of attempt ${r.attempt_id}`,
+        lines: [
+          { account: 'refunds', currency: r.currency, amountMinor: r.amount_minor },
+          { account: `connector_receivable:${h.connectorKey}`, currency: r.currency, amountMinor: -r.amount_minor },
+        ],
+      });
+    } else if (e.type === 'settleAttempt') {
+      plan.jobs!.push(settled(r.payment_intent_id, r.attempt_id));
+    } else if (e.type === 'emit') {
+      plan.events!.push({ type: (e.params as { event: string }).event, data: refundEventData(updated) });
+    }
+  }
+  return plan;
 }
 
 export class Refunds {
-  constructor(private d: RefundsDeps) {}
+  readonly def: EntityDef<HydratedRefund, RefundCommand>;
+
+  readonly executeJob = defineJob<{ refundId: string }>({
+    queue: REFUND_QUEUE,
+    name: 'refund.execute',
+    shape: { refundId: 'uuid' },
+    id: (d) => `refund-${d.refundId}`,
+    shardKey: (d) => d.refundId,
+    transient: (e) => e instanceof ProviderUnavailable || e instanceof LockBusy,
+    run: (d) => this.execute(d.refundId),
+  });
+
+  constructor(private d: RefundsDeps) {
+    this.def = {
+      kind: 'refund',
+      table: 'refunds',
+      notFound: 'refund.not_found',
+      busy: 'refund.concurrent_modification',
+      hydrate: async (sql, id, scope) => {
+        const [r] = await sql`
+          select r.*, a.connector_key, a.provider_key, coalesce(tc.offset_ms, 0) as clock_offset_ms
+            from refunds r join attempts a on a.id = r.attempt_id left join test_clocks tc on tc.tenant_id = r.tenant_id
+           where r.id = ${id} ${scope ? sql`and r.tenant_id = ${scope.tenantId} and r.livemode = ${scope.livemode}` : sql``}`;
+        if (!r) return undefined;
+        const { connector_key, provider_key, clock_offset_ms, ...row } = r;
+        return { row: toRefund(row), clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }), connectorKey: connector_key as string, providerKey: provider_key as string };
+      },
+      plan: (h, cmd, env) => planRefundOutcome(h, cmd, env, d.refundSettled),
+    };
+  }
 
   async create(p: Principal, body: CreateRefund, idem?: IdempotencyHandle): Promise<{ status: 201 | 202; body: Record<string, unknown> }> {
-    const result = await this.d.sql.begin(async (tx) => {
-      const [att] = await tx`
-        select a.*, t.settings from attempts a join tenants t on t.id = a.tenant_id
-         where a.id = ${body.attempt_id} and a.tenant_id = ${p.tenantId} and a.livemode = ${p.livemode}
-           for update of a`;
-      if (!att) throw new ApiError('attempt.not_found', `No attempt ${body.attempt_id} exists for this key. Refunds take an attempt id (attempts[].id), not a payment intent id.`);
-      if (body.currency && body.currency !== att.currency) throw new ApiError('refund.currency_mismatch', `The charge is in ${String(att.currency)}; the refund must be too (got ${body.currency}).`);
-      const refundable = await refundableOf(tx, att);
-      const amount = body.amount_minor ?? refundable; // spec: omitted = remaining refundable
-      checkAmount(amount, refundable, body.attempt_id);
-      const threshold = (att.settings as { refund_approval_threshold_minor?: number } | null)?.refund_approval_threshold_minor;
-      if (typeof threshold === 'number' && amount > threshold) {
+    const [att] = await this.d.sql`
+      select a.*, t.settings,
+             (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.status in ('requested', 'succeeded'))::bigint as live
+        from attempts a join tenants t on t.id = a.tenant_id
+       where a.id = ${body.attempt_id} and a.tenant_id = ${p.tenantId} and a.livemode = ${p.livemode}`;
+    if (!att) throw new ApiError('attempt.not_found', `No attempt ${body.attempt_id} exists for this key. Refunds take an attempt id (attempts[].id), not a payment intent id.`);
+    if (body.currency && body.currency !== att.currency) throw new ApiError('refund.currency_mismatch', `The charge is in ${String(att.currency)}; the refund must be too (got ${body.currency}).`);
+    const left = refundable(att, Number(att.live));
+    const amount = body.amount_minor ?? left; // spec: omitted = remaining refundable
+    checkAmount(amount, left, body.attempt_id);
+    const threshold = (att.settings as { refund_approval_threshold_minor?: number } | null)?.refund_approval_threshold_minor;
+    if (typeof threshold === 'number' && amount > threshold) {
+      const view = await this.d.sql.begin(async (tx) => {
         const [row] = await tx`
           insert into refund_approvals (id, tenant_id, livemode, attempt_id, amount_minor, currency, reason, requested_by, status)
           values (${randomUUID()}, ${p.tenantId}, ${p.livemode}, ${att.id}, ${amount}, ${att.currency}, ${body.reason ?? null}, ${p.keyId}, 'pending')
           returning *`;
-        const view = approvalView(row);
-        await saveIdempotent(tx, idem, 202, view);
-        return { status: 202 as const, body: view };
-      }
-      const [row] = await tx`
-        insert into refunds (id, tenant_id, livemode, attempt_id, payment_intent_id, amount_minor, currency, status, reason, requested_by)
-        values (${randomUUID()}, ${p.tenantId}, ${p.livemode}, ${att.id}, ${att.payment_intent_id}, ${amount}, ${att.currency}, 'requested', ${body.reason ?? null}, ${p.keyId})
-        returning *`;
-      const view = refundView(row);
-      await saveIdempotent(tx, idem, 201, view);
-      return { status: 201 as const, body: view };
-    });
-    if (result.status === 201) await this.enqueue(result.body.id as string, result.body.payment_intent_id as string);
-    return result;
+        const v = approvalView(row);
+        await saveIdempotent(tx, idem, 202, v);
+        return v;
+      });
+      return { status: 202, body: view };
+    }
+    const row = await this.insert(p, att, amount, body.reason ?? null, p.keyId, null, idem);
+    return { status: 201, body: refundView(row) };
   }
 
-  private async enqueue(refundId: string, intentId: string) {
-    await this.d.queues
-      .add(PI_QUEUE, intentId, 'refund.execute', { intentId, refundId }, { jobId: `refund-${refundId}` })
-      .catch((e) => this.d.log.warn('enqueue of a refund failed; the reconciler will retry', { refundId, err: e }));
+  /** Creates the refund row (requested) and queues its execution; the database has the last word on the amount. */
+  private async insert(p: { tenantId: string; livemode: boolean }, att: Record<string, unknown>, amount: number, reason: string | null, requestedBy: string, approvalId: string | null, idem?: IdempotencyHandle, writes: Plan['writes'] = [], id: string = randomUUID()): Promise<RefundRow> {
+    const at = new Date();
+    const row: RefundRow = {
+      id, tenant_id: p.tenantId, livemode: p.livemode, status: initialState(refundMachine),
+      version: 0, attempt_id: att.id as string, payment_intent_id: att.payment_intent_id as string, amount_minor: amount, currency: att.currency as string,
+      reason, provider_ref: null, failure_code: null, failure_message: null, requested_by: requestedBy, approval_id: approvalId, created_at: at, updated_at: at,
+    };
+    try {
+      return await this.d.actor.create(this.def, p, {
+        create: { ...row },
+        writes,
+        history: { event: 'create', data: { amount_minor: amount, approval_id: approvalId } },
+        jobs: [jobRequest(this.executeJob, { refundId: row.id })],
+        response: { status: 201, body: refundView(row) },
+        result: row,
+      }, { idem, at });
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'OQ422') throw e;
+      // Another refund of the attempt committed first: say what is left now.
+      const [now] = await this.d.sql`
+        select a.*, (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.status in ('requested', 'succeeded'))::bigint as live
+          from attempts a where a.id = ${att.id as string}`;
+      checkAmount(amount, refundable(now, Number(now.live)), att.id as string);
+      throw e;
+    }
+  }
+
+  /** The tenant's refunds, newest first, a page at a time (Stripe's list), optionally of one intent or attempt. */
+  async list(p: Principal, q: { limit?: number; starting_after?: string; payment_intent?: string; attempt?: string }) {
+    const sql = this.d.sql;
+    const limit = Math.min(q.limit ?? 10, 100);
+    let after = sql``;
+    if (q.starting_after) {
+      const [c] = await sql`select created_at, id from refunds where id = ${q.starting_after} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+      if (!c) throw new ApiError('refund.not_found', `starting_after ${q.starting_after} is not a refund of this key: use the last id of the previous page.`);
+      after = sql`and (created_at, id) < (${c.created_at as Date}, ${c.id as string})`;
+    }
+    const rows = await sql`
+      select * from refunds where tenant_id = ${p.tenantId} and livemode = ${p.livemode}
+             ${q.payment_intent ? sql`and payment_intent_id = ${q.payment_intent}` : sql``}
+             ${q.attempt ? sql`and attempt_id = ${q.attempt}` : sql``} ${after}
+       order by created_at desc, id desc limit ${limit + 1}`;
+    return { object: 'list' as const, data: rows.slice(0, limit).map((r) => refundView(toRefund(r))), has_more: rows.length > limit };
   }
 
   async get(p: Principal, id: string) {
     const rows = await this.d.sql`select * from refunds where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
     if (!rows.length) throw new ApiError('refund.not_found');
-    return refundView(rows[0]);
+    return refundView(toRefund(rows[0]));
   }
 
-  /** The provider call and its outcome (worker; also inline after an approval). Idempotent. */
-  async execute(refundId: string): Promise<Record<string, unknown> | undefined> {
-    const [r] = await this.d.sql`
-      select r.*, a.provider_key, a.connector_key from refunds r join attempts a on a.id = r.attempt_id where r.id = ${refundId}`;
-    if (!r) return undefined;
-    if (r.status !== 'requested') return refundView(r);
-    const outcome = await this.d.router.connector(r.connector_key as string).refund({
-      idempotencyKey: refundKeyFor(refundId),
-      chargeKey: r.provider_key as string,
-      amountMinor: Number(r.amount_minor),
-      currency: r.currency as string,
-      tenantId: r.tenant_id as string,
-      livemode: r.livemode as boolean,
-    });
-    return this.d.sql.begin(async (tx) => {
-      const [cur] = await tx`select * from refunds where id = ${refundId} for update`;
-      if (cur.status !== 'requested') return refundView(cur);
-      const snap = refundMachine.resolveState({ value: 'requested', context: undefined as never });
-      const [next, actions] = transition(refundMachine, snap, { type: outcome.kind === 'succeeded' ? 'provider.succeeded' : 'provider.failed' });
-      const [row] = await tx`
-        update refunds set status = ${next.value as string}, provider_ref = ${outcome.kind === 'succeeded' ? outcome.providerRef : null},
-               failure_code = ${outcome.kind === 'failed' ? outcome.code : null}, failure_message = ${outcome.kind === 'failed' ? outcome.message : null}, updated_at = now()
-         where id = ${refundId} returning *`;
-      const view = refundView(row);
-      for (const a of actions as unknown as Array<{ type: string; params?: { event: string } }>) {
-        if (a.type === 'postLedger') {
-          await postEntry(tx, {
-            tenantId: row.tenant_id as string,
-            livemode: row.livemode as boolean,
-            kind: 'refund.succeeded',
-            refType: 'refund',
-            refId: refundId,
-            memo: `refund of attempt ${String(row.attempt_id)}`,
-            lines: [
-              { account: 'refunds', currency: view.currency, amountMinor: view.amount_minor },
-              { account: `connector_receivable:${String(r.connector_key)}`, currency: view.currency, amountMinor: -view.amount_minor },
-            ],
-          });
-        } else if (a.type === 'markAttempt') {
-          const [att] = await tx`select id, status, amount_minor from attempts where id = ${row.attempt_id as string} for update`;
-          const [done] = await tx`select coalesce(sum(amount_minor), 0)::bigint as total from refunds where attempt_id = ${att.id as string} and status = 'succeeded'`;
-          const full = Number(done.total) >= Number(att.amount_minor);
-          const [an] = transition(attemptMachine, attemptMachine.resolveState({ value: att.status as string, context: undefined as never }), { type: 'refunded', full });
-          await tx`update attempts set status = ${an.value as string}, updated_at = now() where id = ${att.id as string}`;
-        } else if (a.type === 'emit' && a.params) {
-          await appendEvent(tx, {
-            tenantId: row.tenant_id as string,
-            livemode: row.livemode as boolean,
-            type: a.params.event,
-            entityId: refundId,
-            data: { id: view.id, object: 'refund', attempt_id: view.attempt_id, payment_intent_id: view.payment_intent_id, amount_minor: view.amount_minor, currency: view.currency, status: view.status, reason: view.reason, failure_code: view.failure_code },
-          });
-        }
-      }
-      return view;
+  /** The provider call and its outcome, under the refund's lock (worker; also inline after an approval). Idempotent. */
+  async execute(refundId: string): Promise<RefundRow | undefined> {
+    return this.d.actor.withLock(this.def, refundId, 2000, async () => {
+      const h = await this.def.hydrate(this.d.sql, refundId, undefined);
+      if (!h) return undefined;
+      if (h.row.status !== 'requested') return h.row;
+      const outcome = await this.d.router.connector(h.connectorKey).refund({
+        idempotencyKey: refundKeyFor(refundId),
+        chargeKey: h.providerKey,
+        amountMinor: h.row.amount_minor,
+        currency: h.row.currency,
+        tenantId: h.row.tenant_id,
+        livemode: h.row.livemode,
+      });
+      return this.d.actor.runLocked<HydratedRefund, RefundCommand, void, RefundRow>(this.def, undefined, refundId, { kind: 'provider_outcome', outcome }, { waitMs: 0, known: h });
     });
   }
 
@@ -201,24 +322,28 @@ export class Refunds {
 
   /** The operator approves (a different actor than the requester): the refund is created and executed. */
   async approve(tenantId: string, approvalId: string, approver: string) {
-    const refund = await this.d.sql.begin(async (tx) => {
-      const [ap] = await tx`select * from refund_approvals where id = ${approvalId} and tenant_id = ${tenantId} for update`;
-      if (!ap) throw new ApiError('refund_approval.not_found');
-      if (ap.status !== 'pending') throw new ApiError('refund_approval.resolution_conflict', `This approval was already ${String(ap.status)}.`);
-      if (approver.trim().toLowerCase() === String(ap.requested_by).toLowerCase()) {
-        throw new ApiError('refund_approval.approver_conflict', 'Four-eyes rule: the approver must be someone other than the API key that requested the refund.');
-      }
-      const [att] = await tx`select * from attempts where id = ${ap.attempt_id as string} for update`;
-      checkAmount(Number(ap.amount_minor), await refundableOf(tx, att), att.id as string);
-      const id = randomUUID();
-      const [row] = await tx`
-        insert into refunds (id, tenant_id, livemode, attempt_id, payment_intent_id, amount_minor, currency, status, reason, requested_by, approval_id)
-        values (${id}, ${tenantId}, ${ap.livemode}, ${att.id}, ${att.payment_intent_id}, ${ap.amount_minor}, ${ap.currency}, 'requested', ${ap.reason}, ${ap.requested_by}, ${approvalId})
-        returning *`;
-      await tx`update refund_approvals set status = 'approved', approver = ${approver}, refund_id = ${id}, resolved_at = now() where id = ${approvalId}`;
-      return row;
-    });
-    return (await this.execute(refund.id as string)) ?? refundView(refund);
+    const [ap] = await this.d.sql`select * from refund_approvals where id = ${approvalId} and tenant_id = ${tenantId}`;
+    if (!ap) throw new ApiError('refund_approval.not_found');
+    if (ap.status !== 'pending') throw new ApiError('refund_approval.resolution_conflict', `This approval was already ${String(ap.status)}.`);
+    if (approver.trim().toLowerCase() === String(ap.requested_by).toLowerCase()) {
+      throw new ApiError('refund_approval.approver_conflict', 'Four-eyes rule: the approver must be someone other than the API key that requested the refund.');
+    }
+    const [att] = await this.d.sql`
+      select a.*, (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.status in ('requested', 'succeeded'))::bigint as live
+        from attempts a where a.id = ${ap.attempt_id as string}`;
+    checkAmount(Number(ap.amount_minor), refundable(att, Number(att.live)), att.id as string);
+    let row: RefundRow;
+    try {
+      // The approval is resolved in the refund's transaction, and only if it is still pending (a second approver loses).
+      const refundId = randomUUID();
+      row = await this.insert({ tenantId, livemode: ap.livemode as boolean }, att, Number(ap.amount_minor), (ap.reason as string | null) ?? null, ap.requested_by as string, approvalId, undefined, [
+        { op: 'update', table: 'refund_approvals', id: approvalId, where: { status: 'pending' }, set: { status: 'approved', approver, refund_id: refundId, resolved_at: new Date() }, expect: 1 },
+      ], refundId);
+    } catch (e) {
+      if ((e as { code?: string }).code === 'OQ409') throw new ApiError('refund_approval.resolution_conflict', 'This approval was resolved by someone else meanwhile.');
+      throw e;
+    }
+    return refundView((await this.execute(row.id)) ?? row);
   }
 
   async reject(tenantId: string, approvalId: string, approver: string) {
@@ -229,5 +354,24 @@ export class Refunds {
     const [ap] = await this.d.sql`select status from refund_approvals where id = ${approvalId} and tenant_id = ${tenantId}`;
     if (!ap) throw new ApiError('refund_approval.not_found');
     throw new ApiError('refund_approval.resolution_conflict', `This approval was already ${String(ap.status)}.`);
+  }
+
+  capability(): Capability {
+    const sql = this.d.sql;
+    return {
+      name: 'refunds',
+      queues: { [REFUND_QUEUE]: 2 },
+      jobs: [this.executeJob],
+      reconcilers: [
+        {
+          name: 'refunds waiting on the provider',
+          run: async () => {
+            const rows = await sql`
+              select id from refunds where status = 'requested' and updated_at < now() - ${RECONCILE_AFTER}::interval order by updated_at limit 1000`;
+            return rows.map((r) => jobRequest(this.executeJob, { refundId: r.id as string }));
+          },
+        },
+      ],
+    };
   }
 }

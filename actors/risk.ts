@@ -1,9 +1,9 @@
 // Operator-defined risk rules (decisions.md §2): `{field, operator, value, action}`; evaluated at
 // confirm. A `block` rule wins over a `review` rule.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../ops/db.js';
+import type { Db } from '../kernel/db.js';
 import type { RiskVerdict } from '../machines/payment-intent.js';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from '../kernel/errors.js';
 import { assertTenant } from './tenants.js';
 
 export const RISK_FIELDS = ['amount_minor', 'tip_minor', 'total_minor', 'currency', 'payment_method'] as const;

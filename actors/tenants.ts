@@ -1,10 +1,10 @@
 // Tenants and their API keys (operator API, decisions.md §2). Keys are generated here, returned
 // once, and stored only as sha256 hashes.
 import { randomUUID } from 'node:crypto';
-import type { AppDeps } from '../api/deps.js';
-import { generateApiKey, hashKey } from '../api/auth.js';
-import { ApiError } from '../api/errors.js';
-import type { Db } from '../ops/db.js';
+import type { Sql } from '../kernel/db.js';
+import { generateApiKey, hashKey } from '../kernel/keys.js';
+import { ApiError } from '../kernel/errors.js';
+import type { Db } from '../kernel/db.js';
 
 export interface ApiKeyView {
   id: string;
@@ -34,7 +34,7 @@ async function insertKey(tx: Db, tenantId: string, livemode: boolean, scopes: st
 }
 
 /** A tenant with one test and one live key, both with scope "*". */
-export async function createTenant(deps: Pick<AppDeps, 'sql'>, name: string): Promise<TenantView> {
+export async function createTenant(deps: { sql: Sql }, name: string): Promise<TenantView> {
   return deps.sql.begin((tx) => createTenantIn(tx, name));
 }
 
@@ -53,7 +53,7 @@ export async function assertTenant(db: Db, tenantId: string) {
   if (!rows.length) throw new ApiError('tenant.not_found', `No tenant ${tenantId}.`);
 }
 
-export async function createApiKey(deps: Pick<AppDeps, 'sql'>, tenantId: string, livemode: boolean, scopes: string[]): Promise<ApiKeyView> {
+export async function createApiKey(deps: { sql: Sql }, tenantId: string, livemode: boolean, scopes: string[]): Promise<ApiKeyView> {
   return deps.sql.begin(async (tx) => {
     await assertTenant(tx, tenantId);
     return insertKey(tx, tenantId, livemode, scopes);
@@ -61,7 +61,25 @@ export async function createApiKey(deps: Pick<AppDeps, 'sql'>, tenantId: string,
 }
 
 /** Revokes a key; repeating it answers the same. The key answers 401 on every process from then on. */
-export async function revokeApiKey(deps: Pick<AppDeps, 'sql' | 'keys'>, tenantId: string, keyId: string): Promise<ApiKeyView & { revoked: true }> {
+/** The tenant's keys, newest first, without secrets (only their first characters, to tell them apart). */
+export async function listApiKeys(deps: { sql: Sql }, tenantId: string) {
+  await assertTenant(deps.sql, tenantId);
+  const rows = await deps.sql`select id, livemode, key_prefix, scopes, created_at, revoked_at from api_keys where tenant_id = ${tenantId} order by created_at desc, id`;
+  return {
+    object: 'list' as const,
+    data: rows.map((r) => ({
+      id: r.id as string,
+      object: 'api_key' as const,
+      key_prefix: `${String(r.key_prefix)}…`,
+      livemode: r.livemode as boolean,
+      scopes: r.scopes as string[],
+      revoked: !!r.revoked_at,
+      created_at: (r.created_at as Date).toISOString(),
+    })),
+  };
+}
+
+export async function revokeApiKey(deps: { sql: Sql; keys: { announceRevocation(keyId: string): Promise<void> } }, tenantId: string, keyId: string): Promise<ApiKeyView & { revoked: true }> {
   await assertTenant(deps.sql, tenantId);
   const rows = await deps.sql`
     -- revoke once; a second call finds it already revoked
@@ -74,7 +92,7 @@ export async function revokeApiKey(deps: Pick<AppDeps, 'sql' | 'keys'>, tenantId
 }
 
 /** Operator settings of a tenant: the refund four-eyes threshold (null removes it). */
-export async function updateSettings(deps: Pick<AppDeps, 'sql'>, tenantId: string, body: { refund_approval_threshold_minor?: number; refund_approval_disabled?: true }) {
+export async function updateSettings(deps: { sql: Sql }, tenantId: string, body: { refund_approval_threshold_minor?: number; refund_approval_disabled?: true }) {
   const patch = { refund_approval_threshold_minor: body.refund_approval_disabled ? null : body.refund_approval_threshold_minor ?? null };
   const rows = await deps.sql`
     update tenants set settings = settings || ${deps.sql.json(patch as never)} where id = ${tenantId} returning settings`;

@@ -1,12 +1,12 @@
 // Webhook endpoints: register (secret shown once), list (never secrets), delete (logical),
 // rotate the secret (the previous one keeps signing for 24 h). Scoped by tenant and mode.
 import { randomUUID } from 'node:crypto';
-import type { AppDeps } from '../api/deps.js';
-import { ApiError } from '../api/errors.js';
-import type { Principal } from '../api/route.js';
-import { newWebhookSecret } from '../api/webhook-signature.js';
+import type { Sql } from '../kernel/db.js';
+import { ApiError } from '../kernel/errors.js';
+import type { Principal } from '../kernel/principal.js';
+import { newWebhookSecret } from '../kernel/signing.js';
 import type { CreateEndpointBody } from '../schemas/webhooks.js';
-import { assertSafeWebhookUrl, UnsafeUrl } from './net-guard.js';
+import { assertSafeWebhookUrl, LOCAL_WEBHOOK_HOSTS, registrationPolicy, UnsafeUrl, type LocalRuleConfig } from './net-guard.js';
 
 export const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
@@ -23,11 +23,11 @@ function view(r: Record<string, unknown>) {
   };
 }
 
-export async function createEndpoint(deps: Pick<AppDeps, 'sql' | 'config'>, p: Principal, body: CreateEndpointBody) {
+export async function createEndpoint(deps: { sql: Sql; config: LocalRuleConfig }, p: Principal, body: CreateEndpointBody) {
   try {
-    await assertSafeWebhookUrl(body.url, deps.config.webhookAllowHttpHosts);
+    assertSafeWebhookUrl(body.url, registrationPolicy(deps.config, p.livemode));
   } catch (e) {
-    if (e instanceof UnsafeUrl) throw new ApiError('webhook_endpoint.invalid_url', e.message);
+    if (e instanceof UnsafeUrl) throw new ApiError('webhook_endpoint.invalid_url', e.message + localHint(deps.config, p.livemode, body.url));
     throw e;
   }
   const id = randomUUID();
@@ -42,14 +42,34 @@ export async function createEndpoint(deps: Pick<AppDeps, 'sql' | 'config'>, p: P
   });
 }
 
-export async function listEndpoints(deps: Pick<AppDeps, 'sql'>, p: Principal) {
+/** Why a local URL was refused, when local endpoints are what the developer was after. */
+function localHint(config: LocalRuleConfig, livemode: boolean, raw: string): string {
+  let host: string;
+  try {
+    host = new URL(raw).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  } catch {
+    return '';
+  }
+  if (!LOCAL_WEBHOOK_HOSTS.includes(host)) return '';
+  if (config.webhookLocalEndpoints && livemode) return ' Local endpoints (localhost, 127.0.0.1, [::1]) are accepted for test-mode keys only: use your sk_test_ key.';
+  if (!config.webhookLocalEndpoints && config.env !== 'production') return ' Local endpoints are accepted only by a development server bound to a loopback address (NODE_ENV unset or development, HOST=127.0.0.1; see WEBHOOK_LOCAL_ENDPOINTS in README.md).';
+  return '';
+}
+
+export async function listEndpoints(deps: { sql: Sql }, p: Principal) {
   const rows = await deps.sql`
     select * from webhook_endpoints where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and deleted_at is null
      order by created_at desc`;
   return { object: 'list' as const, data: rows.map(view) };
 }
 
-export async function deleteEndpoint(deps: Pick<AppDeps, 'sql'>, p: Principal, id: string) {
+export async function getEndpoint(deps: { sql: Sql }, p: Principal, id: string) {
+  const [row] = await deps.sql`select * from webhook_endpoints where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode} and deleted_at is null`;
+  if (!row) throw new ApiError('webhook_endpoint.not_found');
+  return view(row);
+}
+
+export async function deleteEndpoint(deps: { sql: Sql }, p: Principal, id: string) {
   const rows = await deps.sql`
     -- logical removal: the row stays (deliveries reference it); it receives nothing more
     update webhook_endpoints set active = false, deleted_at = coalesce(deleted_at, now()), disabled_reason = coalesce(disabled_reason, 'deleted')
@@ -60,7 +80,7 @@ export async function deleteEndpoint(deps: Pick<AppDeps, 'sql'>, p: Principal, i
   return { id, object: 'webhook_endpoint' as const, deleted: true as const };
 }
 
-export async function rotateSecret(deps: Pick<AppDeps, 'sql'>, p: Principal, id: string) {
+export async function rotateSecret(deps: { sql: Sql }, p: Principal, id: string) {
   const secret = newWebhookSecret();
   return deps.sql.begin(async (tx) => {
     const [ep] = await tx`select * from webhook_endpoints where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode} and deleted_at is null`;

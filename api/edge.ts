@@ -22,16 +22,17 @@ import {
   type Context,
   type Span,
 } from '@opentelemetry/api';
-import type { AppDeps } from './deps.js';
-import { ApiError, envelopeJson, isApiError } from './errors.js';
+import type { AppDeps } from '../ops/deps.js';
+import { ApiError, envelopeJson, isApiError } from '../kernel/errors.js';
 import { isIdempotencyConflict, parseIdempotencyKey, type IdempotencyHandle } from './idempotency.js';
-import { answerJson, stripNulls } from './json.js';
+import { answerJson, stripNulls } from '../kernel/json.js';
 import { constantTimeEqual, hashKey, requireScope } from './auth.js';
 import type { VerdictSink } from './rate-limit.js';
 import type { Method, Principal, Reply, RequestContext, RouteDef } from './route.js';
 import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from './uws.js';
 import { compileBody, compileQuery, type Validator } from './validation.js';
-import { ATTR } from '../ops/tracing.js';
+import { ATTR } from '../kernel/tracing.js';
+import { decodePathParam, jsonContentType, parseJsonBody, parseQuery } from './body.js';
 
 const tracer = trace.getTracer('orquesta-edge');
 // Span attribute names live in ops/tracing.ts (ATTR).
@@ -56,13 +57,6 @@ interface Compiled {
   bodyLimit: number;
   rateLimit: 'v1' | 'public' | null;
   hasBody: boolean;
-  /** The request headers read for this route (see READ_HEADERS), as uWS keys, and their index by name. */
-  headerNames: ArrayBuffer[];
-  headerIndex: Map<string, number>;
-  iAuthorization: number;
-  iAdminKey: number;
-  iIdempotencyKey: number;
-  iContentLength: number;
   spanName: string;
   metricRoute: string;
   /** prom-client children per method, cached (label hashing per request is not free). */
@@ -80,23 +74,36 @@ export interface Edge {
 
 const METHODS_WITH_BODY = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
 /**
- * Every request header the service reads; ctx.header() sees only these. Routes without an API key
- * (health, docs, admin, public) copy all of them; API-key routes copy only what the edge uses
- * (authorization, idempotency-key on idempotent routes, content-length on routes with a body),
- * since each read from uWS is a native call and their handlers read none.
+ * Every request header the service reads; ctx.header() sees only these. They are collected in one
+ * pass over the request's headers (req.forEach), which also measures the head (431) and finds
+ * repeated headers (400): one native call instead of one getHeader call per header.
  */
 export const READ_HEADERS = [
-  'authorization', 'x-admin-key', 'idempotency-key', 'content-length', 'content-type', 'host',
+  'authorization', 'x-admin-key', 'idempotency-key', 'content-length', 'content-type', 'host', 'accept',
   'x-service-client-secret', 'x-forwarded-for', 'traceparent', 'tracestate', 'baggage',
 ] as const;
-/** Trace context headers: read only while tracing is on. */
+const HEADER_INDEX = new Map<string, number>(READ_HEADERS.map((h, i) => [h, i]));
+const H = Object.fromEntries(READ_HEADERS.map((h, i) => [h, i])) as Record<(typeof READ_HEADERS)[number], number>;
+/** Headers that must appear once: a second copy is refused (which one would the client mean?). */
+const SINGLE = READ_HEADERS.map((h) => ['authorization', 'x-admin-key', 'idempotency-key', 'content-type', 'content-length', 'x-service-client-secret'].includes(h));
+/** Trace context headers: passed on only while tracing is on. */
 const TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as const;
 /** A constant for uWS as its own ArrayBuffer: uWS reads the bytes as they are (no UTF-8 conversion). */
 const enc = (x: string): ArrayBuffer => {
   const b = Buffer.from(x, 'latin1');
   return b.buffer.slice(b.byteOffset, b.byteOffset + b.length) as ArrayBuffer;
 };
-const TRACE_HEADER_KEYS = TRACE_HEADERS.map(enc);
+/**
+ * The request head this edge reads: request line plus headers at most 4 KiB, of which the URL
+ * (path and query) at most 3 KiB. uWebSockets.js 20.30 (uWS 20.43) parses a head that arrives in
+ * several reads in a 4,096-byte buffer and drops the connection without an answer when it fills, so
+ * a bigger head only ever worked when it arrived in one read. Refusing every head over the limit
+ * with 414/431 makes the rule the same whichever way the bytes arrive (docs/edge.md).
+ */
+export const MAX_URL_BYTES = 3072;
+export const MAX_HEAD_BYTES = 4096;
+/** A body over the limit is read and dropped up to this many times the limit, then answered 413 and closed. */
+const DRAIN_FACTOR = 4;
 const STATUS_BUF: Record<number, ArrayBuffer> = {};
 for (const [code, text] of Object.entries(STATUS_CODES)) STATUS_BUF[Number(code)] = enc(`${code} ${text}`);
 const H_REQUEST_ID = enc('X-Request-Id');
@@ -120,6 +127,22 @@ export function toUwsPattern(path: string): { pattern: string; params: string[] 
   return { pattern, params };
 }
 
+/** What collectHeader fills: the Exchange whose headers req.forEach is reporting (synchronous: one at a time). */
+interface HeaderSink {
+  hv: Array<string | undefined>;
+  headBytes: number;
+  duplicate: string | undefined;
+}
+let collecting: HeaderSink | null = null;
+function collectHeader(k: string, v: string) {
+  const x = collecting!;
+  x.headBytes += k.length + v.length + 4;
+  const i = HEADER_INDEX.get(k);
+  if (i === undefined || v === '') return;
+  if (x.hv[i] === undefined) x.hv[i] = v;
+  else if (SINGLE[i]) x.duplicate ??= k;
+}
+
 function clientIp(res: HttpResponse, forwardedFor: string | undefined, trusted: readonly string[]): string {
   let ip = Buffer.from(res.getRemoteAddressAsText()).toString();
   if (ip.startsWith('::ffff:')) ip = ip.slice(7);
@@ -133,12 +156,15 @@ function clientIp(res: HttpResponse, forwardedFor: string | undefined, trusted: 
 }
 
 const isThenable = (x: unknown): x is PromiseLike<Reply> => typeof (x as { then?: unknown } | null)?.then === 'function';
+const isAuthFailure = (e: unknown): boolean => isApiError(e) && (e.code === 'api_key.missing_or_invalid' || e.code === 'admin_key.missing_or_invalid');
 
 /** Body reading states. */
 const NO_BODY = 0;
 const READING = 1;
 const READ = 2;
-const TOO_LARGE = 3;
+/** Over the limit: the rest is read and dropped, so that the 413 can close the connection with nothing unread. */
+const DRAINING = 3;
+const TOO_LARGE = 4;
 
 export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
   const app = uws.App();
@@ -153,11 +179,6 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     const { params } = toUwsPattern(def.path);
     const rl = def.rateLimitExempt ? null : def.path.startsWith('/v1/') ? 'v1' : def.path.startsWith('/public/') ? 'public' : null;
     const hasBody = METHODS_WITH_BODY.has(def.method);
-    const names: string[] =
-      def.auth === 'api_key'
-        ? ['authorization', ...(def.idempotency ? ['idempotency-key'] : []), ...(hasBody ? ['content-length'] : []), ...(rl === 'public' ? ['x-forwarded-for'] : [])]
-        : READ_HEADERS.filter((h) => !(TRACE_HEADERS as readonly string[]).includes(h));
-    const headerIndex = new Map(names.map((n, i) => [n, i]));
     return {
       def,
       paramNames: params,
@@ -167,12 +188,6 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       bodyLimit: def.bodyLimit ?? config.bodyLimitBytes,
       rateLimit: rl,
       hasBody,
-      headerNames: names.map(enc),
-      headerIndex,
-      iAuthorization: headerIndex.get('authorization') ?? -1,
-      iAdminKey: headerIndex.get('x-admin-key') ?? -1,
-      iIdempotencyKey: headerIndex.get('idempotency-key') ?? -1,
-      iContentLength: headerIndex.get('content-length') ?? -1,
       spanName: `${def.method} ${def.path}`,
       metricRoute: def.path,
       counters: new Map(),
@@ -180,7 +195,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
   });
 
   function send(res: HttpResponse, requestId: string, reply: Reply, close = false) {
-    let payload: string;
+    let payload: string | Uint8Array;
     let type = reply.contentType;
     if (reply.text !== undefined) payload = reply.text;
     else if (reply.body !== undefined) {
@@ -243,14 +258,21 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     span: Span = NO_SPAN;
     /** The active context for the handler when tracing is on. */
     spanCtx: Context | undefined = undefined;
-    /** Header values, in the order of c.headerNames. */
-    hv: Array<string | undefined>;
-    traceHeaders: Record<string, string> | undefined = undefined;
+    /** Header values, in the order of READ_HEADERS (the first copy of each). */
+    hv: Array<string | undefined> = new Array(READ_HEADERS.length);
+    /** Bytes of the request head as parsed (request line and headers). */
+    headBytes = 0;
+    /** The first header of SINGLE that came twice. */
+    duplicate: string | undefined = undefined;
+    /** A path parameter that does not decode to text. */
+    badParam: string | undefined = undefined;
     aborted = false;
     /** The answer is written (or the client is gone): nothing more is sent. */
     sent = false;
     /** finish() ran: in-flight count, metrics, span. */
     finished = false;
+    /** A failed authentication was counted against the client IP (once per request). */
+    authCounted = false;
     controller: AbortController | undefined = undefined;
     bodyState = NO_BODY;
     bodySize = 0;
@@ -258,6 +280,8 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     bodyText = '';
     /** The pipeline reached the body step before the body was complete. */
     bodyWaited = false;
+    /** The declared length was over the limit: no pipeline runs; 413 once the body is drained. */
+    refuseWhenDrained = false;
 
     constructor(
       readonly c: Compiled,
@@ -268,13 +292,11 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       readonly t0: number,
     ) {
       this.method = c.def.method;
-      this.hv = new Array(c.headerNames.length);
     }
 
     header(name: string): string | undefined {
-      const n = name.toLowerCase();
-      const i = this.c.headerIndex.get(n);
-      return i === undefined ? this.traceHeaders?.[n] : this.hv[i];
+      const i = HEADER_INDEX.get(name.toLowerCase());
+      return i === undefined ? undefined : this.hv[i];
     }
 
     get signal(): AbortSignal {
@@ -286,20 +308,37 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       return this.controller.signal;
     }
 
+    /** The client's address (read from the socket while the request is open, so only when needed). */
+    clientIp(): string {
+      if (!this.ip && !this.aborted) this.ip = clientIp(this.res, this.hv[H['x-forwarded-for']], config.trustedProxies);
+      return this.ip;
+    }
+
     onAborted() {
       this.aborted = true;
       this.sent = true;
       this.controller?.abort();
-      if (this.bodyWaited && this.bodyState === READING) this.end(499, 499);
+      if (this.bodyState === READING || this.bodyState === DRAINING) this.bodyState = NO_BODY;
+      if (this.bodyWaited || this.refuseWhenDrained) this.end(499, 499);
     }
 
     onData(chunk: ArrayBuffer, isLast: boolean) {
-      if (this.bodyState !== READING) return;
+      const state = this.bodyState;
+      if (state !== READING && state !== DRAINING) return;
       const n = chunk.byteLength;
       this.bodySize += n;
-      if (this.bodySize > this.c.bodyLimit) {
-        this.bodyState = TOO_LARGE;
-        this.bodyChunks = null;
+      const limit = this.c.bodyLimit;
+      if (this.bodySize > limit) {
+        if (state === READING) {
+          this.bodyState = DRAINING;
+          this.bodyChunks = null;
+          this.bodyText = '';
+        }
+        if (!isLast && this.bodySize > limit * DRAIN_FACTOR) {
+          // Past what is worth reading: answer now and close (the client may see a reset while sending).
+          this.bodyState = TOO_LARGE;
+          return this.fail(this.tooLarge());
+        }
       } else if (this.c.body) {
         if (isLast && this.bodyChunks === null) {
           // The usual small body: one chunk, decoded while uWS still owns its memory.
@@ -312,11 +351,18 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
           }
         }
       }
-      if (isLast && this.bodyState === READING) this.bodyState = READ;
-      if (this.bodyWaited && this.bodyState !== READING) {
+      if (!isLast) return;
+      this.bodyState = this.bodyState === DRAINING ? TOO_LARGE : READ;
+      if (this.refuseWhenDrained) return this.fail(this.tooLarge());
+      if (this.bodyWaited) {
         this.bodyWaited = false;
         this.guard(this.afterBody);
       }
+    }
+
+    tooLarge(): ApiError {
+      const declared = this.hv[H['content-length']];
+      return new ApiError('request.too_large', `The body${declared ? ` (${declared} bytes)` : ''} is larger than the ${this.c.bodyLimit} bytes this route accepts.`);
     }
 
     /** Runs a step; anything it throws becomes the error answer. */
@@ -332,7 +378,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     start() {
       const def = this.c.def;
       if (def.auth === 'api_key') {
-        const authorization = this.hv[this.c.iAuthorization];
+        const authorization = this.hv[H.authorization];
         const p = deps.keys.cached(authorization);
         if (p) return this.authenticated(p);
         this.within(() => deps.keys.authenticate(authorization)).then(
@@ -342,7 +388,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
         return;
       }
       if (def.auth === 'admin') {
-        const k = this.hv[this.c.iAdminKey];
+        const k = this.hv[H['x-admin-key']];
         if (!k || !constantTimeEqual(hashKey(k), deps.adminKeyHash)) throw new ApiError('admin_key.missing_or_invalid');
       }
       this.rateLimit();
@@ -386,11 +432,12 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     // 3. Scope, path parameters, then the body once it is all here.
     checks() {
       if (this.principal) requireScope(this.principal, this.c.def.scope);
-      // A malformed id answers exactly like an unknown one.
+      // A malformed id answers exactly like an unknown one; so does a parameter that is not text.
+      if (this.badParam !== undefined) throw this.notFound();
       for (const i of this.c.uuidParams) {
-        if (!UUID.test(this.params[this.c.paramNames[i]])) throw new ApiError(this.c.def.notFound ?? 'route.not_found');
+        if (!UUID.test(this.params[this.c.paramNames[i]])) throw this.notFound();
       }
-      if (this.bodyState === READING) {
+      if (this.bodyState === READING || this.bodyState === DRAINING) {
         if (this.aborted) return this.end(499, 499);
         this.bodyWaited = true; // onData continues
         return;
@@ -398,37 +445,36 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       this.afterBody();
     }
 
+    notFound(): ApiError {
+      const def = this.c.def;
+      return def.notFound ? new ApiError(def.notFound, def.notFoundMessage) : new ApiError('route.not_found', `No route for ${def.method} ${this.path}: a path parameter is not valid percent-encoded text.`);
+    }
+
     // 4. Body and query, then idempotency and the handler.
     afterBody() {
       const c = this.c;
-      if (this.bodyState === TOO_LARGE) {
-        throw new ApiError('request.too_large', `The body is larger than the ${c.bodyLimit} bytes this route accepts.`);
-      }
+      if (this.bodyState === TOO_LARGE) throw this.tooLarge();
       let parsed: unknown = undefined;
       if (this.bodyState === READ && c.body) {
         const text = this.bodyText;
         this.bodyText = '';
         if (text.trim() === '') parsed = {};
         else {
-          try {
-            parsed = JSON.parse(text);
-          } catch (e) {
-            throw new ApiError('request.malformed_json', `The body is not valid JSON (${(e as Error).message}). Send a JSON object with Content-Type: application/json.`);
+          const type = this.hv[H['content-type']];
+          if (type !== undefined && type !== JSON_TYPE && !jsonContentType(type)) {
+            throw new ApiError('request.unsupported_media_type', `The body is declared as "${type}", which cannot be JSON. Send JSON with Content-Type: application/json.`);
           }
+          parsed = parseJsonBody(text);
+          // A null field means "not sent" (spec: tip_minor null/omitted = 0; patch: null = untouched).
+          if (text.includes('null')) parsed = stripNulls(parsed);
         }
-        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-          throw new ApiError('request.malformed_json', 'The body must be a JSON object.');
-        }
-        // A null field means "not sent" (spec: tip_minor null/omitted = 0; patch: null = untouched).
-        if (text.includes('null')) parsed = stripNulls(parsed);
       }
       const def = c.def;
-      const keyHeader = def.idempotency ? this.hv[c.iIdempotencyKey] : undefined;
+      const keyHeader = def.idempotency ? this.hv[H['idempotency-key']] : undefined;
       // The fingerprint is taken before validation applies defaults, and only when it may be needed.
       const hashBody = keyHeader !== undefined ? (parsed === undefined ? null : JSON.parse(JSON.stringify(parsed))) : null;
       this.body = c.body ? c.body(parsed) : undefined;
-      const queryObj: Record<string, string> = {};
-      if (this.rawQuery) for (const [k, v] of new URLSearchParams(this.rawQuery)) queryObj[k] = v;
+      const queryObj = this.rawQuery ? parseQuery(this.rawQuery) : {};
       this.query = c.query ? c.query(queryObj) : queryObj;
 
       const idemKey = def.idempotency && this.principal ? parseIdempotencyKey(keyHeader, def.idempotency === 'required') : undefined;
@@ -488,10 +534,12 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       this.end(reply.status, this.aborted ? 499 : reply.status);
     }
 
-    fail(e: unknown) {
+    fail(e: unknown): void {
+      if (!this.authCounted && !this.sent && isAuthFailure(e)) return this.countAuthFailure(e as ApiError);
       let reply: Reply;
       let close = false;
       try {
+        // A 413 closes the connection: its body was drained (or is past DRAIN_FACTOR times the limit).
         close = isApiError(e) && e.code === 'request.too_large';
         reply = errorReply(e, this.requestId, this.c.def.path);
       } catch (e2) {
@@ -499,6 +547,46 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
         reply = { status: 500, text: '', contentType: JSON_TYPE };
       }
       this.answer(reply, close);
+    }
+
+    /**
+     * Failed credentials are counted per client IP (never per key: a key has no public name an
+     * attacker could aim at). Over AUTH_FAILURES_PER_MIN in the window, a failure answers 429 with
+     * Retry-After instead of 401. Valid credentials are always served, from any address, so no one
+     * can lock out a real key, not even from behind the same NAT. docs/edge.md.
+     */
+    countAuthFailure(e: ApiError): void {
+      this.authCounted = true;
+      const ip = this.clientIp();
+      if (!ip) return this.fail(e);
+      deps.limiter.count(`af:${ip}`, config.authFailuresPerMin, '', {
+        verdict: (allowed, _revoked, retryAfter) => {
+          if (allowed) return this.fail(e);
+          metrics.rateLimited.inc({ kind: 'auth_failures' });
+          this.fail(
+            new ApiError(
+              'rate_limit_exceeded',
+              `Too many failed authentications from this address (more than ${config.authFailuresPerMin} a minute); retry after the seconds in Retry-After with a valid key.`,
+              { 'Retry-After': String(retryAfter) },
+            ),
+          );
+        },
+        limitFailed: (err) => {
+          failOpen(err);
+          this.fail(e);
+        },
+      });
+    }
+
+    /** An exception that escaped a step (a bug): a 500 envelope if nothing was sent yet, and a log line. */
+    crashed(e: unknown) {
+      log.error('edge: uncaught error in a request callback', { requestId: this.requestId, route: this.c.def.path, err: e });
+      try {
+        if (!this.sent) this.answer(errorReply(new Error('edge callback failed', { cause: e }), this.requestId, this.c.def.path));
+        else this.end(500, 500);
+      } catch (e2) {
+        log.error('edge failure', { requestId: this.requestId, err: e2 });
+      }
     }
 
     /** Metrics, in-flight count and span, once. */
@@ -514,59 +602,116 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     }
   }
 
+  /** A request refused before it became an Exchange's pipeline: answered at once. */
+  function refuse(x: Exchange, err: ApiError) {
+    inflight++;
+    x.fail(err);
+  }
+
   function handlerFor(c: Compiled) {
     const { def } = c;
     return (res: HttpResponse, req: HttpRequest) => {
-      const t0 = performance.now();
-      const requestId = randomUUID();
-      const x = new Exchange(c, res, requestId, req.getUrl(), req.getQuery() ?? '', t0);
-      res.onAborted(() => x.onAborted());
-      // Only the headers this route reads (res and req are valid only in this callback).
-      const names = c.headerNames;
-      for (let i = 0; i < names.length; i++) {
-        const v = req.getHeader(names[i]);
-        if (v) x.hv[i] = v;
-      }
-      const tracing = tracingOn();
-      if (tracing) {
-        for (let i = 0; i < TRACE_HEADERS.length; i++) {
-          const v = req.getHeader(TRACE_HEADER_KEYS[i]);
-          if (v) (x.traceHeaders ??= {})[TRACE_HEADERS[i]] = v;
+      let x: Exchange | undefined;
+      try {
+        const t0 = performance.now();
+        const requestId = randomUUID();
+        const url = req.getUrl();
+        const rawQuery = req.getQuery() ?? '';
+        x = new Exchange(c, res, requestId, url, rawQuery, t0);
+        const ex = x;
+        res.onAborted(() => {
+          try {
+            ex.onAborted();
+          } catch (e) {
+            ex.crashed(e);
+          }
+        });
+        // Every header in one pass: the ones read, their repeats, the size of the head.
+        collecting = x;
+        try {
+          req.forEach(collectHeader);
+        } finally {
+          collecting = null;
         }
-      }
-      for (let i = 0; i < c.paramNames.length; i++) x.params[c.paramNames[i]] = decodeURIComponent(req.getParameter(i) ?? '');
-      // The client IP is read now (res is only valid synchronously) but only for routes that use it.
-      if (c.rateLimit === 'public' || def.auth !== 'api_key') x.ip = clientIp(res, x.header('x-forwarded-for'), config.trustedProxies);
+        const urlBytes = url.length + (rawQuery ? rawQuery.length + 1 : 0);
+        x.headBytes += urlBytes + def.method.length + 12; // "GET <url> HTTP/1.1\r\n" and the final "\r\n"
+        for (let i = 0; i < c.paramNames.length; i++) {
+          const raw = req.getParameter(i) ?? '';
+          const v = decodePathParam(raw);
+          if (v === undefined) x.badParam ??= c.paramNames[i];
+          x.params[c.paramNames[i]] = v ?? raw;
+        }
+        // The client IP is read now (res is only valid synchronously) but only for routes that use it.
+        if (c.rateLimit === 'public' || def.auth !== 'api_key') x.clientIp();
 
-      if (draining) {
-        x.sent = true;
-        send(res, requestId, errorReply(new ApiError('service_unavailable', 'The server is shutting down; retry on another instance.'), requestId, def.path), true);
-        return;
-      }
-      inflight++;
-
-      if (c.hasBody) {
-        const declared = Number(c.iContentLength >= 0 ? (x.hv[c.iContentLength] ?? '0') : '0');
-        if (declared > c.bodyLimit) {
-          // Refuse before reading a byte; close so the unread body does not poison the connection.
-          x.answer(errorReply(new ApiError('request.too_large', `The body (${declared} bytes) is larger than the ${c.bodyLimit} bytes this route accepts.`), requestId, def.path), true);
+        if (draining) {
+          x.sent = true;
+          send(res, requestId, errorReply(new ApiError('service_unavailable', 'The server is shutting down; retry on another instance.'), requestId, def.path), true);
           return;
         }
-        x.bodyState = READING;
-        res.onData((chunk, isLast) => x.onData(chunk, isLast));
-      }
+        if (urlBytes > MAX_URL_BYTES) return refuse(x, new ApiError('request.uri_too_long', `The URL is ${urlBytes} bytes; this API reads at most ${MAX_URL_BYTES} (path and query). Send long values in a JSON body.`));
+        if (x.headBytes > MAX_HEAD_BYTES) return refuse(x, new ApiError('request.headers_too_large', `The request line and headers are ${x.headBytes} bytes; this API reads at most ${MAX_HEAD_BYTES}. Send fewer or shorter headers.`));
+        if (x.duplicate) return refuse(x, new ApiError('request.duplicate_header', `The header ${x.duplicate} was sent more than once; send it once.`));
+        inflight++;
 
-      if (tracing) {
-        const parent = x.traceHeaders ? propagation.extract(ROOT_CONTEXT, x.traceHeaders) : ROOT_CONTEXT;
-        x.span = tracer.startSpan(
-          c.spanName,
-          { kind: SpanKind.SERVER, attributes: { [ATTR.httpMethod]: def.method, [ATTR.httpRoute]: def.path, [ATTR.urlPath]: x.path, [ATTR.requestId]: requestId } },
-          parent,
-        );
-        x.spanCtx = trace.setSpan(parent, x.span);
+        if (c.hasBody) {
+          const declared = Number(x.hv[H['content-length']] ?? '0');
+          x.bodyState = READING;
+          res.onData((chunk, isLast) => {
+            try {
+              ex.onData(chunk, isLast);
+            } catch (e) {
+              ex.crashed(e);
+            }
+          });
+          if (declared > c.bodyLimit) {
+            // Over the limit before a byte is read: read and drop the body (up to DRAIN_FACTOR times
+            // the limit) and answer when it is all read, so closing leaves nothing unread behind
+            // (unread bytes make the kernel reset the connection, and the client may lose the 413).
+            // (uWS answers `Expect: 100-continue` itself before this handler runs, so such a client
+            // sends its body too.)
+            if (declared > c.bodyLimit * DRAIN_FACTOR) {
+              x.bodyState = TOO_LARGE;
+              return x.fail(x.tooLarge());
+            }
+            x.bodyState = DRAINING;
+            x.refuseWhenDrained = true;
+            return;
+          }
+        }
+
+        if (tracingOn()) {
+          const traceHeaders: Record<string, string> = {};
+          for (const h of TRACE_HEADERS) {
+            const v = x.hv[H[h]];
+            if (v) traceHeaders[h] = v;
+          }
+          const parent = propagation.extract(ROOT_CONTEXT, traceHeaders);
+          x.span = tracer.startSpan(
+            c.spanName,
+            { kind: SpanKind.SERVER, attributes: { [ATTR.httpMethod]: def.method, [ATTR.httpRoute]: def.path, [ATTR.urlPath]: x.path, [ATTR.requestId]: requestId } },
+            parent,
+          );
+          x.spanCtx = trace.setSpan(parent, x.span);
+        }
+        x.guard(x.start);
+      } catch (e) {
+        // Nothing may throw out of a uWS callback (an exception there ends the process).
+        if (x) x.crashed(e);
+        else lastResort(res, e);
       }
-      x.guard(x.start);
     };
+  }
+
+  /** An error before the request had an Exchange: a 500 envelope if the response can still be written. */
+  function lastResort(res: HttpResponse, e: unknown) {
+    const requestId = randomUUID();
+    log.error('edge: uncaught error in a request callback', { requestId, err: e });
+    try {
+      send(res, requestId, errorReply(new Error('edge callback failed', { cause: e }), requestId, '/*'), true);
+    } catch (e2) {
+      log.error('edge failure', { requestId, err: e2 });
+    }
   }
 
   const register: Record<Method, (p: string, h: (res: HttpResponse, req: HttpRequest) => void) => TemplatedApp> = {
@@ -587,11 +732,15 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
 
   // Anything else: the envelope, never uWS's empty 404.
   app.any('/*', (res, req) => {
-    res.onAborted(() => {});
-    const requestId = randomUUID();
-    const line = `${req.getMethod().toUpperCase()} ${req.getUrl()}`;
-    const err = new ApiError('route.not_found', `No route for ${line}. The API is described at ${baseUrl}/openapi/v1.json.`);
-    send(res, requestId, errorReply(err, requestId, '/*'), true);
+    try {
+      res.onAborted(() => {});
+      const requestId = randomUUID();
+      const line = `${req.getMethod().toUpperCase()} ${req.getUrl()}`.slice(0, 300);
+      const err = new ApiError('route.not_found', `No route for ${line}. The API is described at ${baseUrl}/openapi/v1.json.`);
+      send(res, requestId, errorReply(err, requestId, '/*'), true);
+    } catch (e) {
+      lastResort(res, e);
+    }
   });
 
   return {

@@ -1,6 +1,6 @@
 // /docs/errors: one page, generated from the catalog, with an anchor #err-<code> per code.
-import { ERROR_CATALOG, ERROR_CODES } from './error-catalog.js';
-import { statusForCode } from './errors.js';
+import { ERROR_CATALOG, ERROR_CODES } from '../kernel/error-catalog.js';
+import { statusForCode } from '../kernel/errors.js';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const md = (s: string) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>');

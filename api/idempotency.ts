@@ -8,27 +8,15 @@
 // 409 idempotency_key_in_progress at once instead of doing the work and rolling it back.
 // Only responses of committed effects are stored; a request that failed (4xx/5xx) may be retried
 // with the same key and runs again.
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Db, Sql } from '../ops/db.js';
-import { ApiError } from './errors.js';
-import { answerJson, canonicalJson } from './json.js';
-import type { Principal, Reply } from './route.js';
+import type { Sql } from '../kernel/db.js';
+import { ApiError } from '../kernel/errors.js';
+import type { Reply } from './route.js';
+import type { Principal } from '../kernel/principal.js';
+import { pruneIdempotency, requestHash, type IdempotencyHandle } from '../kernel/idempotency.js';
+export { isIdempotencyConflict, type IdempotencyHandle } from '../kernel/idempotency.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export interface IdempotencyHandle {
-  readonly tenantId: string;
-  readonly livemode: boolean;
-  readonly key: string;
-  readonly requestHash: string;
-  readonly method: string;
-  readonly path: string;
-}
-
-export function requestHash(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
-}
 
 /** The header's key, validated: absent or non-UUID answers 400 idempotency_key_required where required. */
 export function parseIdempotencyKey(raw: string | undefined, required: boolean): string | undefined {
@@ -41,42 +29,6 @@ export function parseIdempotencyKey(raw: string | undefined, required: boolean):
   }
   return raw.trim().toLowerCase();
 }
-
-/** The idempotency record of a request: its row, as postgres.js's `sql(row, ...columns)` inserts it. */
-const RECORD_COLUMNS = ['tenant_id', 'livemode', 'key', 'request_hash', 'method', 'path', 'status_code', 'response_body'] as const;
-const recordRow = (h: IdempotencyHandle, status: number, body: unknown) => ({
-  tenant_id: h.tenantId,
-  livemode: h.livemode,
-  key: h.key,
-  request_hash: h.requestHash,
-  method: h.method,
-  path: h.path,
-  status_code: status,
-  response_body: answerJson(body),
-});
-type RowHelper = (row: object, ...columns: readonly string[]) => never;
-
-/**
- * Stores the response of a committed effect. Call it inside the effect's transaction with the
- * exact status and body the client will receive.
- */
-export function saveIdempotent(tx: Db, h: IdempotencyHandle | undefined, status: number, body: unknown): Promise<unknown> {
-  if (!h) return Promise.resolve();
-  // the idempotency record of this request; commits or rolls back with its effect
-  return tx`insert into idempotency_keys ${(tx as unknown as RowHelper)(recordRow(h, status, body), ...RECORD_COLUMNS)}`;
-}
-
-/**
- * The same record as a data-modifying CTE (`, idempotency_record as (insert …)`) for a command
- * that writes its whole effect in one statement; an empty fragment without a handle.
- */
-export function idempotencyCte(sql: Sql, h: IdempotencyHandle | undefined, status: number, body: unknown) {
-  if (!h) return sql``;
-  return sql`, idempotency_record as (insert into idempotency_keys ${(sql as unknown as RowHelper)(recordRow(h, status, body), ...RECORD_COLUMNS)})`;
-}
-
-export const isIdempotencyConflict = (e: unknown) =>
-  (e as { code?: string; constraint_name?: string })?.code === '23505' && (e as { constraint_name?: string }).constraint_name === 'idempotency_keys_pkey';
 
 export type Begin = { replay: Reply } | { handle: IdempotencyHandle; release: () => Promise<void> };
 
@@ -126,10 +78,7 @@ export class Idempotency {
   }
 
   /** Deletes records past the retention (at least 24 h, spec). Returns how many were removed. */
-  async prune(retentionHours: number): Promise<number> {
-    const r = await this.sql`
-      -- idempotency records older than the retention window
-      delete from idempotency_keys where created_at < now() - make_interval(hours => ${retentionHours})`;
-    return r.count;
+  prune(retentionHours: number): Promise<number> {
+    return pruneIdempotency(this.sql, retentionHours);
   }
 }

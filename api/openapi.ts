@@ -1,7 +1,9 @@
 // GET /openapi/v1.json: an OpenAPI 3.1.1 document generated from the route table and the same
 // schemas the validators use, with every route's error codes. spec: Versioning.
-import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from './error-catalog.js';
-import { statusForCode } from './errors.js';
+import { ERROR_CATALOG, ERROR_CODES, type ErrorCode } from '../kernel/error-catalog.js';
+import { EVENT_CATALOG } from '../schemas/events.js';
+import { envelopeSchema } from '../schemas/webhooks.js';
+import { statusForCode } from '../kernel/errors.js';
 import type { RouteDef } from './route.js';
 
 export const API_DESCRIPTION_VERSION = '2026-07-12';
@@ -28,9 +30,16 @@ export function routeErrorCodes(r: RouteDef): ErrorCode[] {
   }
   if (r.auth === 'admin') codes.add('admin_key.missing_or_invalid');
   if (!r.rateLimitExempt && (r.path.startsWith('/v1/') || r.path.startsWith('/public/'))) codes.add('rate_limit_exceeded');
+  // Failed credentials are throttled per client IP (429 instead of 401 over the limit).
+  if (r.auth === 'api_key' || r.auth === 'admin') codes.add('rate_limit_exceeded');
+  // The edge's own refusals, on every route (docs/edge.md).
+  codes.add('request.duplicate_header');
+  codes.add('request.uri_too_long');
+  codes.add('request.headers_too_large');
   if (r.body) {
     codes.add('request.malformed_json');
     codes.add('request.too_large');
+    codes.add('request.unsupported_media_type');
     const own = schemaCodes(r.body);
     own.forEach((c) => codes.add(c));
     if (!(r.body as Sch)['x-error-code']) codes.add('request.invalid_body');
@@ -82,7 +91,7 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): Record<string
       const ct = doc.contentType ?? 'application/json';
       responses[status] = {
         description: doc.description,
-        headers: { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } },
+        headers: { 'X-Request-Id': { $ref: '#/components/headers/RequestId' }, ...(doc.headers ?? {}) },
         ...(doc.schema || ct !== 'application/json' ? { content: { [ct]: { schema: doc.schema ? strip(doc.schema) : { type: 'string' } } } } : {}),
       };
     }
@@ -138,6 +147,20 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): Record<string
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
     tags: [...new Set(routes.filter((r) => !r.hidden).flatMap((r) => r.tags))].map((name) => ({ name })),
     paths,
+    // The events a merchant's endpoint receives (spec: Events): one POST per event type, its envelope and data.
+    webhooks: Object.fromEntries(
+      Object.entries(EVENT_CATALOG).map(([type, e]) => [
+        type,
+        {
+          post: {
+            summary: type,
+            description: `${e.summary} Signed with \`Gateway-Signature\`; deduplicate on \`event_id\`; any 2xx within about 10 s acknowledges it.`,
+            requestBody: { required: true, content: { 'application/json': { schema: { ...envelopeSchema, properties: { ...envelopeSchema.properties, event_type: { const: type }, data: e.data } } } } },
+            responses: { 200: { description: 'Acknowledged (any 2xx)' } },
+          },
+        },
+      ]),
+    ),
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key: sk_test_... or sk_live_...' },

@@ -1,28 +1,22 @@
 // The route table's types: one declaration per route (method, path, auth kind, scope, idempotency,
 // schemas, docs) that the edge serves and the OpenAPI document describes.
 import type { Span } from '@opentelemetry/api';
-import type { ErrorCode } from './error-catalog.js';
-import type { AppDeps } from './deps.js';
-import type { IdempotencyHandle } from './idempotency.js';
+import type { ErrorCode } from '../kernel/error-catalog.js';
+import type { AppDeps } from '../ops/deps.js';
+import type { IdempotencyHandle } from '../kernel/idempotency.js';
+import type { Principal, Scope } from '../kernel/principal.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** none: open (health, docs); api_key: Authorization Bearer; admin: X-Admin-Key; public: client secret / open browser routes. */
 export type AuthKind = 'none' | 'api_key' | 'admin' | 'public';
-export type Scope = '*' | 'payments:write' | 'payments:read' | 'refunds:write' | 'payouts:write' | 'webhooks:manage' | 'invoices:write' | 'reports:read';
-
-export interface Principal {
-  readonly tenantId: string;
-  readonly livemode: boolean;
-  readonly keyId: string;
-  readonly scopes: readonly string[];
-}
+export type { Principal, Scope } from '../kernel/principal.js';
 
 export interface Reply {
   status: number;
   /** JSON body; null fields are stripped on authenticated routes. */
   body?: unknown;
-  /** Raw text body (HTML, plain text, Prometheus), sent as is. */
-  text?: string;
+  /** Raw text body (HTML, plain text, Prometheus), sent as is; bytes for a binary file (an .xlsx). */
+  text?: string | Uint8Array;
   contentType?: string;
   headers?: Record<string, string>;
   /** Send nulls as they are: the webhook envelope's data keeps `metadata: null` (spec: Global conventions, exception). */
@@ -53,6 +47,8 @@ export interface ResponseDoc {
   description: string;
   schema?: object;
   contentType?: string;
+  /** Response headers the route sets (OpenAPI header objects), besides X-Request-Id. */
+  headers?: Record<string, { description: string; schema: object }>;
 }
 
 export interface RouteDef<B = any, Q = any> {
@@ -78,6 +74,8 @@ export interface RouteDef<B = any, Q = any> {
   bodyLimit?: number;
   /** Answer for a malformed UUID path parameter: the same as an unknown id. */
   notFound?: ErrorCode;
+  /** The message of that answer when the code's default does not fit the route (e.g. /public: no key involved). */
+  notFoundMessage?: string;
   summary: string;
   description?: string;
   tags: string[];

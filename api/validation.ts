@@ -3,15 +3,19 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ISO_4217_SET } from '../schemas/currency.js';
-import type { ErrorCode } from './error-catalog.js';
-import { ApiError } from './errors.js';
+import type { ErrorCode } from '../kernel/error-catalog.js';
+import { ApiError } from '../kernel/errors.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 function makeAjv(coerceTypes: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, coerceTypes, useDefaults: true, allowUnionTypes: true });
+  // strictNumbers: Infinity and NaN are not numbers (JSON.parse turns 1e400 into Infinity, and a
+  // query's "1e400" coerces to it); integers are bounded by format int64 (safe integers) or a maximum.
+  const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, strictNumbers: true, coerceTypes, useDefaults: true, allowUnionTypes: true });
   addFormats(ajv);
-  for (const kw of ['x-error-code', 'x-required-error-code', 'x-error-message']) {
+  // int64 as JavaScript can hold it exactly: a safe integer (ajv-formats accepts any integer, 1e300 too).
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+  for (const kw of ['x-error-code', 'x-required-error-code', 'x-error-message', 'x-required-error-message']) {
     if (!ajv.getKeyword(kw)) ajv.addKeyword({ keyword: kw, schemaType: ['string', 'array'] });
   }
   ajv.addKeyword({
@@ -48,7 +52,7 @@ function describe(err: ErrorObject, where: 'body' | 'query'): string {
   switch (err.keyword) {
     case 'required': {
       const propSchema = ((err.parentSchema as Sch | undefined)?.properties as Record<string, Sch> | undefined)?.[String(p.missingProperty)];
-      const msg = propSchema?.['x-error-message'];
+      const msg = propSchema?.['x-required-error-message'] ?? propSchema?.['x-error-message'];
       return typeof msg === 'string' ? msg : `\`${field}\` is required.`;
     }
     case 'additionalProperties': {
@@ -73,6 +77,7 @@ function describe(err: ErrorObject, where: 'body' | 'query'): string {
     case 'const':
       return `\`${field}\` must be ${JSON.stringify(p.allowedValue)}.`;
     case 'format':
+      if (p.format === 'int64') return `\`${field}\` must be an integer between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}.`;
       return `\`${field}\` is not a valid ${String(p.format)}.`;
     case 'pattern':
     case 'x-iso4217':
@@ -106,22 +111,96 @@ function codeFor(err: ErrorObject, fallback: ErrorCode, root: Sch): ErrorCode {
   return typeof rootCode === 'string' ? (rootCode as ErrorCode) : fallback;
 }
 
+/** Edit distance (Levenshtein) between two short names. */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/** The accepted name closest to an unknown one, when it is plausibly what was meant. */
+export function closestName(unknown: string, accepted: string[]): string | undefined {
+  const u = unknown.toLowerCase();
+  let best: string | undefined;
+  let bestScore = Infinity;
+  for (const name of accepted) {
+    const n = name.toLowerCase();
+    // `amount` for `amount_minor`, `email_address` for `email`: one contains the other.
+    const contains = u.length >= 3 && (n.startsWith(u) || u.startsWith(n) || n.includes(u));
+    const d = distance(u, n);
+    const score = contains ? Math.min(d, 1) : d;
+    if (score < bestScore && (contains || d <= Math.max(2, Math.floor(n.length / 3)))) {
+      best = name;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * The first field of `value` that `schema` does not accept (additionalProperties: false), looked for
+ * before any other failure is reported: `{"amount": 100}` is about `amount`, not the missing
+ * `amount_minor`.
+ */
+function unknownField(schema: Sch, value: unknown, path: string, root: Sch, where: 'body' | 'query'): ApiError | undefined {
+  if (!isObject(value)) return undefined;
+  const props = (schema.properties as Record<string, Sch> | undefined) ?? {};
+  const names = Object.keys(props);
+  if (schema.additionalProperties === false) {
+    for (const k of Object.keys(value)) {
+      if (Object.hasOwn(props, k)) continue;
+      const name = path ? `${path}.${k}` : k;
+      const guess = closestName(k, names);
+      const what = where === 'query' ? 'a query parameter' : 'a field';
+      const message = `\`${name}\` is not ${what}${path ? ` of \`${path}\`` : ''}${guess ? `; did you mean \`${guess}\`?` : '.'} Accepted: ${names.join(', ') || 'none'}.`;
+      const rootCode = root['x-error-code'];
+      return new ApiError(typeof rootCode === 'string' ? (rootCode as ErrorCode) : where === 'body' ? 'request.invalid_body' : 'request.invalid_query', message);
+    }
+  }
+  for (const k of names) {
+    if (!Object.hasOwn(value, k)) continue;
+    const e = unknownField(props[k], value[k], path ? `${path}.${k}` : k, root, where);
+    if (e) return e;
+  }
+  return undefined;
+}
+
+function compile<T>(ajv: Ajv, schema: object, where: 'body' | 'query'): Validator<T> {
+  const fn: ValidateFunction = ajv.compile(schema);
+  const fallback = where === 'body' ? 'request.invalid_body' : 'request.invalid_query';
+  return (value) => {
+    if (fn(value)) {
+      // Ajv's string-to-number coercion does not re-check what it made: "1e400" becomes Infinity.
+      if (where === 'query') {
+        for (const k in value as Record<string, unknown>) {
+          const v = (value as Record<string, unknown>)[k];
+          if (typeof v === 'number' && !Number.isFinite(v)) {
+            throw new ApiError(codeFor({ keyword: 'type', instancePath: `/${k}`, parentSchema: ((schema as Sch).properties as Record<string, Sch>)?.[k] } as unknown as ErrorObject, fallback, schema as Sch), `\`${k}\` must be a finite number.`);
+          }
+        }
+      }
+      return value as T;
+    }
+    // The failure path only: unknown fields first, named with the closest accepted one.
+    const unknown = unknownField(schema as Sch, value, '', schema as Sch, where);
+    if (unknown) throw unknown;
+    const err = fn.errors![0];
+    throw new ApiError(codeFor(err, fallback, schema as Sch), describe(err, where));
+  };
+}
+
 /** Compiles a body schema once. The validator returns the (defaulted) value or throws ApiError. */
 export function compileBody<T>(schema: object): Validator<T> {
-  const fn: ValidateFunction = bodyAjv.compile(schema);
-  return (value) => {
-    if (fn(value)) return value as T;
-    const err = fn.errors![0];
-    throw new ApiError(codeFor(err, 'request.invalid_body', schema as Sch), describe(err, 'body'));
-  };
+  return compile(bodyAjv, schema, 'body');
 }
 
 /** Compiles a query schema once (values coerced from strings). */
 export function compileQuery<T>(schema: object): Validator<T> {
-  const fn: ValidateFunction = queryAjv.compile(schema);
-  return (value) => {
-    if (fn(value)) return value as T;
-    const err = fn.errors![0];
-    throw new ApiError(codeFor(err, 'request.invalid_query', schema as Sch), describe(err, 'query'));
-  };
+  return compile(queryAjv, schema, 'query');
 }

@@ -6,7 +6,7 @@
 // (a pipe from the parent) closes.
 import { startApp, type RunningApp } from '../ops/app.js';
 import { loadConfig } from '../ops/config.js';
-import { createLogger } from '../ops/log.js';
+import { createLogger } from '../kernel/log.js';
 
 const config = loadConfig(process.env);
 const log = createLogger(config.logLevel, { proc: `bench-${config.role}` });

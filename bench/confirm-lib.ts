@@ -434,8 +434,9 @@ export function otherBenchmarks(ours: Set<number>): string[] {
     } catch {
       continue;
     }
-    // `flock <lock> node dist/bench/…` is waiting for its turn (the running bench is its child).
-    if (/^(\S*\/)?flock /.test(cmd)) continue;
+    // `flock <lock> node dist/bench/…`, and whatever wraps it (`timeout`, `sh -c`), is waiting for
+    // its turn: the running bench is flock's child, whose command line has no `flock`.
+    if (/(^|[\s/])flock\s/.test(cmd)) continue;
     if (/autocannon|dist\/bench\/|(^|\/)pgbench /.test(cmd)) found.push(`${pid} ${cmd.slice(0, 120)}`);
   }
   return found;

@@ -43,7 +43,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSyn
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { createSql, ensureDatabase } from '../ops/db.js';
+import { createSql, ensureDatabase } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
 import {
   Children,

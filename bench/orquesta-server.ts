@@ -14,7 +14,7 @@ import { defineRoute } from '../api/route.js';
 import { allRoutes } from '../api/routes/index.js';
 import { startApp, type RunningApp } from '../ops/app.js';
 import { loadConfig } from '../ops/config.js';
-import { createLogger } from '../ops/log.js';
+import { createLogger } from '../kernel/log.js';
 
 export const benchRoute = defineRoute({
   method: 'GET',

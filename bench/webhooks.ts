@@ -35,7 +35,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import postgres from 'postgres';
 import { envelope, API_VERSION } from '../actors/webhook-delivery.js';
-import { SIGNATURE_HEADER } from '../api/webhook-signature.js';
+import { SIGNATURE_HEADER } from '../kernel/signing.js';
 import {
   Children,
   CpuSampler,

@@ -2,11 +2,13 @@
 // orquesta: the developer CLI of the Orquesta API (spec: Endpoints > Command-line tool).
 //   login    store the base URL and API key (checked against the API) in a 0600 config file
 //   charge   create, confirm and follow a payment until it has an outcome
+//   capture  capture an authorized payment and follow it
 //   listen   forward GET /v1/events to a local URL, signed with a session secret
 //   status   GET /status and GET /health/ready
 // Exit codes: cli/exit-codes.ts (also in every --help and docs/cli.md).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ApiError } from './api.js';
+import { captureCommand } from './commands/capture.js';
 import { chargeCommand } from './commands/charge.js';
 import { listenCommand } from './commands/listen.js';
 import { loginCommand } from './commands/login.js';
@@ -38,7 +40,7 @@ export function buildProgram(): Command {
       'after',
       `\nEnvironment:\n  ORQUESTA_PROFILE     profile to use (as --profile)\n  ORQUESTA_BASE_URL    base URL, overrides the profile's\n  ORQUESTA_API_KEY     API key, overrides the profile's (CI)\n  ORQUESTA_CONFIG_DIR  directory of config.json (default: the platform's config directory)\n  NO_COLOR             no colours\n\n${EXIT_CODES_HELP}\n\nDocs: docs/cli.md`,
     );
-  for (const c of [loginCommand(), chargeCommand(), listenCommand(), statusCommand()]) program.addCommand(usageSettings(c));
+  for (const c of [loginCommand(), chargeCommand(), captureCommand(), listenCommand(), statusCommand()]) program.addCommand(usageSettings(c));
   return program;
 }
 

@@ -39,6 +39,8 @@ export type SaveOutcome = { kind: 'saved'; providerRef: string; brand: string; l
 
 export interface Acquirer {
   readonly key: string;
+  /** A simulator (test mode only): live mode never routes to it (architecture invariant 9). */
+  readonly simulated: boolean;
   supports(method: PaymentMethod): boolean;
   /** Idempotent on idempotencyKey: a repeat returns the first outcome and moves no money. */
   charge(req: ChargeRequest): Promise<ProviderOutcome>;

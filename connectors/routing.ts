@@ -1,6 +1,6 @@
 // Which connector serves a method, and what it costs (the fee posted to the ledger at capture).
-// No real acquirer is wired yet, so `sim` serves both modes; a real connector takes its place
-// here for live keys, behind the same Acquirer interface.
+// Live mode never routes to a simulator (architecture invariant 9): with only `sim` configured, a
+// live key has no route (payment_intent.no_route) and nothing moves.
 import type { Acquirer, PaymentMethod } from './acquirer.js';
 
 export interface FeeSchedule {
@@ -28,18 +28,31 @@ export interface Route {
 export class Router {
   constructor(private connectors: Record<string, Acquirer>, private table: Record<string, Record<string, FeeSchedule>> = { sim: SIM_FEES }) {}
 
-  /** The connector for a method, or undefined (payment_intent.no_route), e.g. for `bnpl`. */
-  route(method: string, _livemode: boolean): Route | undefined {
+  /** The connector for a method, or undefined (payment_intent.no_route), e.g. for `bnpl`, or any method in live mode with only simulators. */
+  route(method: string, livemode: boolean): Route | undefined {
+    return this.next(method, livemode, []);
+  }
+
+  /** The next eligible connector for a method, skipping those already tried (cross-connector retry). */
+  next(method: string, livemode: boolean, tried: readonly string[]): Route | undefined {
     for (const [key, fees] of Object.entries(this.table)) {
       const c = this.connectors[key];
-      if (c && (method as PaymentMethod) in fees && c.supports(method as PaymentMethod)) return { connector: c, fee: fees[method] };
+      if (!c || tried.includes(key) || (livemode && c.simulated)) continue;
+      if ((method as PaymentMethod) in fees && c.supports(method as PaymentMethod)) return { connector: c, fee: fees[method] };
     }
     return undefined;
   }
 
-  /** Whether a connector can keep a card on file. */
-  canSave(key: string): boolean {
-    return !!this.connectors[key] && key in this.table;
+  /** The fee a connector charges for a method on a total (0 when it has no table for it). */
+  fee(connectorKey: string, method: string, totalMinor: number): number {
+    const s = this.table[connectorKey]?.[method];
+    return s ? feeFor(s, totalMinor) : 0;
+  }
+
+  /** Whether a connector can keep a card on file in this mode. */
+  canSave(key: string, livemode: boolean): boolean {
+    const c = this.connectors[key];
+    return !!c && key in this.table && !(livemode && c.simulated);
   }
 
   connector(key: string): Acquirer {

@@ -2,7 +2,7 @@
 // It keeps its own book of calls by idempotency key (table sim_provider_calls), as a real
 // provider would: a repeated key returns the first outcome and never moves money twice.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Sql } from '../ops/db.js';
+import type { Sql } from '../kernel/db.js';
 import { ProviderUnavailable, type Acquirer, type ChargeRequest, type NextAction, type PaymentMethod, type ProviderOutcome, type RefundOutcome, type SaveOutcome } from './acquirer.js';
 import { makeClabe } from './clabe.js';
 
@@ -69,6 +69,7 @@ const strip = (o: Stored): ProviderOutcome => {
 
 export class SimAcquirer implements Acquirer {
   readonly key = 'sim';
+  readonly simulated = true;
   constructor(
     private sql: Sql,
     private baseUrl: string,

@@ -16,14 +16,9 @@ export const PAYMENT_INTENT_STATES = [
 ] as const;
 export type PaymentIntentStatus = (typeof PAYMENT_INTENT_STATES)[number];
 
-/** Attempts an intent may make before a soft decline is final ("soft decline with no retry left"). */
-export const MAX_ATTEMPTS = 3;
-
 export interface PaymentIntentContext {
   /** Status of the open attempt (pending | authorized | requires_action), or null when none is open. */
   openAttempt: 'pending' | 'authorized' | 'requires_action' | null;
-  /** Attempts made so far (settled or open). */
-  attempts: number;
   /** A risk review waits for the operator. */
   reviewPending: boolean;
 }
@@ -41,7 +36,8 @@ export type PaymentIntentEvent =
   | { type: 'evidence.authorized' }
   | { type: 'evidence.action_required'; expires: boolean }
   | { type: 'evidence.hard_decline' }
-  | { type: 'evidence.soft_decline' }
+  /** `retry`: another eligible connector can take a new attempt (cross-connector retry); without one the decline is final. */
+  | { type: 'evidence.soft_decline'; retry: boolean }
   /** A simulated or real incoming payment for a push method (SPEI, CoDi, OXXO). */
   | { type: 'evidence.incoming_payment' }
   /** The pending action's durable timer fired (by the tenant's clock). */
@@ -52,6 +48,8 @@ export type PaymentIntentEvent =
 export type PaymentIntentEffect =
   | { type: 'reject'; params: { code: string; message: string } }
   | { type: 'openAttempt' }
+  /** A new attempt on the next eligible connector, after a soft decline (same intent). */
+  | { type: 'openRetryAttempt' }
   | { type: 'openReview' }
   | { type: 'resolveReview'; params: { decision: 'approved' | 'rejected' } }
   | { type: 'attempt'; params: { event: 'captured' | 'authorized' | 'action_required' | 'declined' | 'expired' | 'voided' | 'capture_requested' } }
@@ -93,6 +91,7 @@ export const paymentIntentMachine = setup({
   actions: {
     reject: (_: unknown, _p: { code: string; message: string }) => stub(),
     openAttempt: stub,
+    openRetryAttempt: stub,
     openReview: stub,
     resolveReview: (_: unknown, _p: { decision: 'approved' | 'rejected' }) => stub(),
     attempt: (_: unknown, _p: { event: string }) => stub(),
@@ -112,13 +111,13 @@ export const paymentIntentMachine = setup({
     attemptOpen: ({ context }) => context.openAttempt !== null,
     attemptAuthorized: ({ context }) => context.openAttempt === 'authorized',
     attemptPending: ({ context }) => context.openAttempt === 'pending',
-    retryLeft: ({ context }) => context.attempts < MAX_ATTEMPTS,
+    retryLeft: ({ event }) => event.type === 'evidence.soft_decline' && event.retry,
     expires: ({ event }) => event.type === 'evidence.action_required' && event.expires,
   },
 }).createMachine({
   id: 'payment_intent',
   initial: 'requires_payment_method',
-  context: ({ input }) => ({ openAttempt: null, attempts: 0, reviewPending: false, ...(input ?? {}) }),
+  context: ({ input }) => ({ openAttempt: null, reviewPending: false, ...(input ?? {}) }),
   // Any event a state does not list: confirm is not_confirmable, capture not_capturable.
   on: {
     confirm: { actions: NOT_CONFIRMABLE },
@@ -156,8 +155,9 @@ export const paymentIntentMachine = setup({
         ],
         'evidence.hard_decline': { guard: 'attemptOpen', target: 'failed', actions: [attempt('declined'), 'recordError', emit('payment_intent.failed')] },
         'evidence.soft_decline': [
-          // Another attempt may follow: back to requires_payment_method, no event (the catalog has none).
-          { guard: and(['attemptOpen', 'retryLeft']), target: 'requires_payment_method', actions: [attempt('declined'), 'recordError'] },
+          // spec: "soft decline with no retry left" fails the intent. A retry is a new attempt on the
+          // next eligible connector (cross-connector retry), within the same intent: it stays processing.
+          { guard: and(['attemptOpen', 'retryLeft']), actions: [attempt('declined'), 'recordError', 'openRetryAttempt'] },
           { guard: 'attemptOpen', target: 'failed', actions: [attempt('declined'), 'recordError', emit('payment_intent.failed')] },
         ],
         capture: [{ guard: 'attemptAuthorized', actions: attempt('capture_requested') }, { actions: NOT_CAPTURABLE }],

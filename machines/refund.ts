@@ -4,13 +4,15 @@ import { setup } from 'xstate';
 
 export type RefundStatus = 'requested' | 'succeeded' | 'failed';
 export type RefundEvent = { type: 'provider.succeeded' } | { type: 'provider.failed' };
+export type RefundEffect = { type: 'postLedger' } | { type: 'settleAttempt' } | { type: 'emit'; params: { event: 'refund.succeeded' | 'refund.failed' } };
 
 export const refundMachine = setup({
   types: { events: {} as RefundEvent },
   actions: {
     emit: (_: unknown, _p: { event: 'refund.succeeded' | 'refund.failed' }) => {},
     postLedger: () => {},
-    markAttempt: () => {},
+    /** The attempt's status follows its refunds: the payment intent actor changes it (a job after the commit). */
+    settleAttempt: () => {},
   },
 }).createMachine({
   id: 'refund',
@@ -18,7 +20,7 @@ export const refundMachine = setup({
   states: {
     requested: {
       on: {
-        'provider.succeeded': { target: 'succeeded', actions: ['postLedger', 'markAttempt', { type: 'emit', params: { event: 'refund.succeeded' } }] },
+        'provider.succeeded': { target: 'succeeded', actions: ['postLedger', 'settleAttempt', { type: 'emit', params: { event: 'refund.succeeded' } }] },
         'provider.failed': { target: 'failed', actions: [{ type: 'emit', params: { event: 'refund.failed' } }] },
       },
     },

@@ -3,26 +3,34 @@
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import { KeyStore } from '../api/auth.js';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from './deps.js';
 import { createEdge, type Edge } from '../api/edge.js';
 import { Idempotency } from '../api/idempotency.js';
 import { RateLimiter } from '../api/rate-limit.js';
 import { allRoutes } from '../api/routes/index.js';
-import { startWorkers, type RunningWorkers } from '../actors/worker.js';
-import { EntityLocks } from '../actors/lock.js';
-import { PaymentIntents, PI_QUEUE } from '../actors/payment-intents.js';
-import { Queues } from '../actors/queues.js';
+import { startWorkers, type RunningWorkers } from './worker.js';
+import { EntityLocks } from '../kernel/lock.js';
+import { PaymentIntents } from '../actors/payment-intents.js';
+import { paymentLinksCapability } from '../actors/payment-links.js';
+import { TestClock } from '../actors/test-clock.js';
+import { Queues } from '../kernel/queues.js';
+import { Runtime } from '../kernel/runtime.js';
+import { wakeRelay } from '../kernel/outbox.js';
+import { maintenanceCapability } from './maintenance.js';
 import { WebhookDelivery } from '../actors/webhook-delivery.js';
 import { Refunds } from '../actors/refunds.js';
+import { Invoices } from '../actors/invoices.js';
 import { PaymentMethods } from '../actors/payment-methods.js';
 import { Router } from '../connectors/routing.js';
 import { SimAcquirer } from '../connectors/sim.js';
 import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
 import type { Config } from './config.js';
-import { createSql, ensureDatabase, type Sql } from './db.js';
-import { createLogger, type Logger } from './log.js';
-import { createMetrics } from './metrics.js';
+import { createSql, ensureDatabase, type Sql } from '../kernel/db.js';
+import { createLogger, type Logger } from '../kernel/log.js';
+import { createMetrics } from '../kernel/metrics.js';
 import { migrate } from './migrate.js';
+import { createConnect } from './connect.js';
+import { resolveSecretBox } from './secret-box.js';
 
 export interface RunningApp {
   deps: AppDeps;
@@ -52,21 +60,43 @@ export async function startApp(config: Config, log: Logger = createLogger(config
 
   const keys = new KeyStore(sql, redis, config.redisPrefix, config.keyCacheSeconds * 1000);
   const queues = new Queues(redis, config.redisPrefix, config.queueShards);
+  const metrics = createMetrics();
+  // The runtime every capability is installed into: jobs, timers, reactions, the entity actor.
+  // After a commit that wrote outbox events, the webhook relay is woken at once (kernel/outbox.ts).
+  const runtime = new Runtime({
+    sql, queues, locks: new EntityLocks(redis, config.redisPrefix, metrics), log, lockMs: config.entityLockMs,
+    onEvents: () => wakeRelay(redis, config.redisPrefix),
+  });
+  const actor = runtime.actor;
   const sim = new SimAcquirer(sql, config.publicBaseUrl);
   const router = new Router({ sim });
-  const metrics = createMetrics();
+  const methods = new PaymentMethods({ sql, actor, router, log });
+  const payments = new PaymentIntents({
+    sql, readSql, actor, router, log,
+    enqueue: (j) => runtime.jobs.enqueue(j),
+    savedMethod: (tenantId, livemode, id) => methods.chargeable(sql, tenantId, livemode, id),
+  });
+  const refunds = new Refunds({ sql, actor, router, log, refundSettled: (intentId, attemptId) => payments.refundSettled(intentId, attemptId) });
+  const secrets = resolveSecretBox(config);
+  const invoices = new Invoices({ sql, actor, log, secrets });
+  const cx = createConnect({ config, sql, log, secrets, actor, enqueue: (j) => runtime.jobs.enqueue(j) });
+  runtime.install(
+    cx.capability,
+    invoices.capability(),
+    payments.capability(),
+    refunds.capability(),
+    methods.capability(),
+    paymentLinksCapability,
+    maintenanceCapability({ sql, log, retentionHours: config.idempotencyRetentionHours }),
+  );
   metrics.setSharedCollectors({
-    queueDepths: () => queues.depths([PI_QUEUE]), // webhooks use no queue (leases in Postgres)
+    queueDepths: () => queues.depths(runtime.jobs.queueKinds()), // webhooks use no queue (leases in Postgres)
     outboxLagSeconds: async () => {
       const [r] = await sql`select coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as lag from outbox_events where relayed_at is null`;
       return Number(r.lag);
     },
   });
-  const methods = new PaymentMethods({ sql, queues, router, log });
-  const payments = new PaymentIntents({
-    config, sql, redis, log, locks: new EntityLocks(redis, config.redisPrefix, metrics), queues, router,
-    savedMethod: (tenantId, livemode, id) => methods.chargeable(sql, tenantId, livemode, id),
-  });
+  const webhooks = new WebhookDelivery({ sql, redis, config, log, metrics });
   const deps: AppDeps = {
     config,
     sql,
@@ -80,12 +110,20 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     adminKeyHash: admin.hash,
     startedAt: new Date(),
     queues,
+    runtime,
     router,
     sim,
     payments,
-    webhooks: new WebhookDelivery({ sql, redis, config, log, metrics }),
-    refunds: new Refunds({ sql, queues, router, log }),
+    webhooks,
+    refunds,
     methods,
+    invoices,
+    testClock: new TestClock({ sql, log, webhooks, sweepTimers: (tenantId, suffix) => runtime.sweep({ tenantId, suffix }) }),
+    secrets,
+    onboarding: cx.onboarding,
+    connect: cx.connect,
+    payouts: cx.payouts,
+    payoutCredentials: cx.payoutCredentials,
   };
 
   let edge: Edge | undefined;
@@ -102,7 +140,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     port = await edge.listen(config.host, config.metricsPort);
   }
   if (config.role === 'worker' || config.role === 'all') {
-    workers = await startWorkers(deps, `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`);
+    workers = await startWorkers(deps, runtime, `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`);
   }
 
   let stopping: Promise<void> | undefined;

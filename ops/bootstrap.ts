@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { hashKey } from '../api/auth.js';
 import { createTenantIn } from '../actors/tenants.js';
 import type { Config } from './config.js';
-import type { Sql } from './db.js';
+import type { Sql } from '../kernel/db.js';
 import { resolveState } from './paths.js';
 
 const SEED_LOCK = 7_263_201_002;

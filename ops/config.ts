@@ -17,9 +17,17 @@ export interface Config {
   readonly publicBaseUrl: string;
   readonly rateLimitV1PerMin: number;
   readonly rateLimitPublicPerMin: number;
+  /** Failed authentications (API key or X-Admin-Key) per client IP per minute before they answer 429 instead of 401. */
+  readonly authFailuresPerMin: number;
   /** Peers whose X-Forwarded-For is believed. Empty: the socket address is the client IP. */
   readonly trustedProxies: readonly string[];
   readonly webhookAllowHttpHosts: readonly string[];
+  /**
+   * Local webhooks (development only): test-mode endpoints may point at localhost, 127.0.0.1 or
+   * [::1] over http. WEBHOOK_LOCAL_ENDPOINTS=auto (default) turns it on when NODE_ENV is unset or
+   * `development` and HOST is a loopback address; `true` forces it (refused in production); `false` turns it off.
+   */
+  readonly webhookLocalEndpoints: boolean;
   readonly role: Role;
   readonly otelEndpoint?: string;
   readonly otelTracesExporter?: string;
@@ -45,12 +53,16 @@ export interface Config {
   readonly jobLockMs: number;
   /** Entity lock TTL: longer than the slowest provider call made under it. */
   readonly entityLockMs: number;
-  /** How often the outbox relay looks for committed events. */
+  /** How often the outbox relay looks for committed events (the safety net: commits that call kernel/outbox.ts wakeRelay start a pass at once). */
   readonly relayIntervalMs: number;
   /** Webhook deliveries a worker process has in flight at once (at most 8 per endpoint). */
   readonly webhookConcurrency: number;
   /** A worker process (ROLE=worker) serves /metrics and /health/live on this port when set. */
   readonly metricsPort?: number;
+  /** Key of secrets at rest (full CLABEs, rail credentials): 32 bytes, base64 or hex; generated into STATE_DIR when unset (ops/secret-box.ts). */
+  readonly secretsKey?: string;
+  /** STP's REST base for live payouts (connectors/payout/stp.ts). */
+  readonly stpApiUrl: string;
 }
 
 const schema = {
@@ -69,8 +81,10 @@ const schema = {
     publicBaseUrl: { type: 'string', pattern: '^https?://[^/]+' },
     rateLimitV1PerMin: { type: 'integer', minimum: 1 },
     rateLimitPublicPerMin: { type: 'integer', minimum: 1 },
+    authFailuresPerMin: { type: 'integer', minimum: 1 },
     trustedProxies: { type: 'array', items: { type: 'string', minLength: 1 } },
     webhookAllowHttpHosts: { type: 'array', items: { type: 'string', minLength: 1 } },
+    webhookLocalEndpoints: { type: 'boolean' },
     role: { enum: ['api', 'worker', 'all'] },
     otelEndpoint: { type: 'string', minLength: 1 },
     otelTracesExporter: { type: 'string', minLength: 1 },
@@ -93,6 +107,8 @@ const schema = {
     relayIntervalMs: { type: 'integer', minimum: 10 },
     webhookConcurrency: { type: 'integer', minimum: 1, maximum: 1000 },
     metricsPort: { type: 'integer', minimum: 0, maximum: 65535 },
+    secretsKey: { type: 'string', minLength: 32 },
+    stpApiUrl: { type: 'string', pattern: '^https?://[^/]+' },
   },
 } as const;
 
@@ -129,6 +145,20 @@ function opt(env: Env, name: string): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
 
+const isLoopbackHost = (h: string) => h === 'localhost' || h === '::1' || h === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(h);
+
+/** WEBHOOK_LOCAL_ENDPOINTS: local webhook endpoints in development only (see Config.webhookLocalEndpoints). */
+function localEndpoints(env: Env, nodeEnv: Config['env'], host: string): boolean {
+  const raw = (env.WEBHOOK_LOCAL_ENDPOINTS ?? '').trim().toLowerCase();
+  const auto = nodeEnv === 'development' && isLoopbackHost(host);
+  if (raw === '' || raw === 'auto') return auto;
+  const on = bool(env, 'WEBHOOK_LOCAL_ENDPOINTS', false);
+  if (on && nodeEnv === 'production') {
+    throw new ConfigError('WEBHOOK_LOCAL_ENDPOINTS=true is refused when NODE_ENV=production: it would let webhooks reach this machine\'s loopback services. List the hosts you mean in WEBHOOK_ALLOW_HTTP_HOSTS instead.');
+  }
+  return on;
+}
+
 /** Builds the configuration from an environment (process.env by default). Throws ConfigError naming the bad setting. */
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'test' ? 'test' : 'development';
@@ -146,8 +176,10 @@ export function loadConfig(env: Env = process.env): Config {
     publicBaseUrl: (opt(env, 'PUBLIC_BASE_URL') ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),
     rateLimitV1PerMin: int(env, 'RATE_LIMIT_V1_PER_MIN', 300),
     rateLimitPublicPerMin: int(env, 'RATE_LIMIT_PUBLIC_PER_MIN', 60),
+    authFailuresPerMin: int(env, 'AUTH_FAILURES_PER_MIN', 20),
     trustedProxies: list(env, 'TRUSTED_PROXIES'),
     webhookAllowHttpHosts: list(env, 'WEBHOOK_ALLOW_HTTP_HOSTS'),
+    webhookLocalEndpoints: localEndpoints(env, nodeEnv, host),
     role: opt(env, 'ROLE') ?? 'all',
     otelEndpoint: opt(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     otelTracesExporter: opt(env, 'OTEL_TRACES_EXPORTER'),
@@ -170,6 +202,8 @@ export function loadConfig(env: Env = process.env): Config {
     relayIntervalMs: int(env, 'RELAY_INTERVAL_MS', 200),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 256),
     metricsPort: opt(env, 'METRICS_PORT') === undefined ? undefined : int(env, 'METRICS_PORT', 0),
+    secretsKey: opt(env, 'SECRETS_KEY'),
+    stpApiUrl: (opt(env, 'STP_API_URL') ?? 'https://prod.stpmex.com/speiws/rest').replace(/\/+$/, ''),
   };
   for (const k of Object.keys(draft)) if (draft[k] === undefined) delete draft[k];
 
@@ -190,6 +224,7 @@ export function redactedConfig(c: Config): Record<string, unknown> {
   return {
     ...c,
     adminKey: c.adminKey ? '***' : undefined,
+    secretsKey: c.secretsKey ? '***' : undefined,
     databaseUrl: mask(c.databaseUrl),
     replicaDatabaseUrl: c.replicaDatabaseUrl ? mask(c.replicaDatabaseUrl) : undefined,
     redisUrl: mask(c.redisUrl),

@@ -15,7 +15,7 @@ try {
 startTelemetry({ otelEndpoint: config.otelEndpoint, tracesExporter: config.otelTracesExporter });
 
 const { startApp } = await import('./app.js');
-const { createLogger } = await import('./log.js');
+const { createLogger } = await import('../kernel/log.js');
 const { printBanner } = await import('./banner.js');
 const log = createLogger(config.logLevel, { role: config.role });
 
@@ -28,6 +28,7 @@ try {
   process.exit(1);
 }
 printBanner(config, app);
+(await import('./safety-net.js')).installSafetyNet(log);
 
 let shuttingDown = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Sql } from './db.js';
+import type { Sql } from '../kernel/db.js';
 import { migrationsDir } from './paths.js';
 
 // Arbitrary constant shared by every Orquesta process ("orq-migrate").

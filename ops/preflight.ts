@@ -28,9 +28,9 @@ async function waitFor(host: string, port: number, seconds: number) {
   return false;
 }
 
-function tryRun(cmd: string, args: string[]): boolean {
+function tryRun(cmd: string, args: string[], timeout = 30_000): boolean {
   try {
-    execFileSync(cmd, args, { stdio: 'ignore', timeout: 30_000 });
+    execFileSync(cmd, args, { stdio: 'ignore', timeout });
     return true;
   } catch {
     return false;
@@ -71,8 +71,30 @@ async function ensureRedis(url: URL): Promise<string | null> {
   );
 }
 
+/**
+ * Tests check CFDI documents with SAT's own files through Debian's xmllint (libxml2-utils) and
+ * xsltproc, look at invoice PDFs with pdftoppm (poppler-utils) and check XML signatures with xmlsec1: installed here when absent.
+ */
+function ensureTestTools(): string | null {
+  if (process.env.NODE_ENV !== 'test') return null;
+  const tools: [string, string][] = [['xmllint', 'libxml2-utils'], ['xsltproc', 'xsltproc'], ['pdftoppm', 'poppler-utils'], ['xmlsec1', 'xmlsec1']];
+  const has = (t: string) => tryRun('sh', ['-c', `command -v ${t}`]);
+  const missing = tools.filter(([t]) => !has(t)).map(([, pkg]) => pkg);
+  if (!missing.length) return null;
+  if (existsSync('/usr/bin/apt-get') && process.getuid?.() === 0) {
+    process.stderr.write(`Installing ${missing.join(', ')} (Debian) for the CFDI tests…\n`);
+    const install = () => tryRun('apt-get', ['install', '-y', '--no-install-recommends', ...missing], 600_000);
+    if (!install()) {
+      tryRun('apt-get', ['update'], 600_000);
+      install();
+    }
+    if (tools.every(([t]) => has(t))) return null;
+  }
+  return `The CFDI tests need Debian's ${missing.join(', ')}:  sudo apt-get install -y --no-install-recommends ${missing.join(' ')}`;
+}
+
 const config = loadConfig();
-const problems = (await Promise.all([ensurePostgres(new URL(config.databaseUrl)), ensureRedis(new URL(config.redisUrl))])).filter(Boolean);
+const problems = (await Promise.all([ensurePostgres(new URL(config.databaseUrl)), ensureRedis(new URL(config.redisUrl)), ensureTestTools()])).filter(Boolean);
 if (problems.length) {
   process.stderr.write(`\n${problems.join('\n\n')}\n\n`);
   process.exit(3);

@@ -58,7 +58,7 @@ export const createPaymentLinkBody = {
   required: ['amount_minor', 'currency', 'concepto'],
   properties: {
     amount_minor: { type: 'integer', minimum: 1, maximum: 99_999_999_999, 'x-error-code': 'payment_intent.invalid_amount', 'x-required-error-code': 'payment_intent.invalid_amount', 'x-error-message': '`amount_minor` must be a positive integer of minor units.' },
-    currency: { ...currencyCode, 'x-error-code': 'payment_intent.invalid_currency', 'x-required-error-code': 'payment_intent.invalid_amount' },
+    currency: { ...currencyCode, 'x-error-code': 'payment_intent.invalid_currency', 'x-required-error-code': 'payment_intent.invalid_amount', 'x-required-error-message': 'The amount has no currency: send `currency` (an ISO 4217 code such as MXN) with `amount_minor`; a missing currency is reported as payment_intent.invalid_amount (spec: Errors, "amount not positive or currency missing").' },
     concepto: { type: 'string', minLength: 1, maxLength: 300 },
     reusable: { type: 'boolean', default: false },
     metadata,

@@ -34,3 +34,11 @@ export const listOf = <T extends object>(item: T) =>
     required: ['object', 'data'],
     properties: { object: { const: 'list' }, data: { type: 'array', items: item } },
   }) as const;
+
+/** A page of a Stripe-style list: newest first, `has_more` says whether `starting_after` the last id gives more. */
+export const pageOf = <T extends object>(item: T) =>
+  ({
+    type: 'object',
+    required: ['object', 'data', 'has_more'],
+    properties: { object: { const: 'list' }, data: { type: 'array', items: item }, has_more: { type: 'boolean' } },
+  }) as const;

@@ -34,5 +34,17 @@ export const customerList = listOf(customerResource);
 export const listQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { limit: { type: 'integer', minimum: 1, description: 'Optional; values above 500 are clamped.' } },
+  properties: { limit: { type: 'integer', format: 'int64', minimum: 1, description: 'Optional; values above 500 are clamped.' } },
+} as const;
+
+export const customerListQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...listQuery.properties, email: { type: 'string', maxLength: 320, description: 'Only customers with this email (exact, case-insensitive).' } },
+} as const;
+
+export const customerDeleted = {
+  type: 'object',
+  required: ['id', 'object', 'deleted'],
+  properties: { id: uuid, object: { const: 'customer' }, deleted: { const: true } },
 } as const;

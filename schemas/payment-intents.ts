@@ -28,10 +28,12 @@ export const createPaymentIntentBody = {
       'x-error-code': 'payment_intent.invalid_currency',
       // spec: invalid_amount is "amount not positive or currency missing"
       'x-required-error-code': 'payment_intent.invalid_amount',
+      'x-required-error-message': 'The amount has no currency: send `currency` (an ISO 4217 code such as MXN) with `amount_minor`; a missing currency is reported as payment_intent.invalid_amount (spec: Errors, "amount not positive or currency missing").',
     },
     payment_method_types: { type: 'array', items: { type: 'string', maxLength: 40 }, maxItems: 20, description: 'Informational only: recorded in the history, not stored on the intent, does not select the method.' },
     metadata,
     tip_minor: tip,
+    customer_id: { ...uuid, description: 'The customer the charge belongs to (Stripe: `customer`); must be one of this key\'s customers. A one-click charge of a saved method sets it to the method\'s customer.' },
   },
 } as const;
 export type CreatePaymentIntentBody = FromSchema<typeof createPaymentIntentBody>;
@@ -97,6 +99,8 @@ export const paymentIntentResource = {
     amount_minor: { type: 'integer' },
     tip_minor: { type: 'integer' },
     total_minor: { type: 'integer', description: 'amount_minor + tip_minor: what is captured.' },
+    amount_refunded_minor: { type: 'integer', description: 'What succeeded refunds returned (ours; equal to total_minor once fully refunded). Commands answer 0: only a captured charge has refunds.' },
+    customer_id: { ...uuid, description: 'The customer the charge belongs to, when it has one.' },
     currency: { type: 'string' },
     status: { enum: ['requires_payment_method', 'requires_confirmation', 'processing', 'requires_action', 'succeeded', 'failed', 'expired', 'canceled'] },
     client_secret: { type: 'string' },
@@ -172,3 +176,23 @@ export const riskRuleBody = {
   },
 } as const;
 export type RiskRuleBody = FromSchema<typeof riskRuleBody>;
+
+const isoInstant = { type: 'string', format: 'date-time', description: 'ISO 8601 timestamp' } as const;
+
+/** Stripe's list of intents: newest first, `limit` (default 10, clamped to 100), `starting_after`, filters. */
+export const listIntentsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'integer', minimum: 1, description: 'Default 10; values above 100 are clamped.' },
+    starting_after: { ...uuid, description: 'The id of the last intent of the previous page.' },
+    status: { enum: ['requires_payment_method', 'requires_confirmation', 'processing', 'requires_action', 'succeeded', 'failed', 'expired', 'canceled'] },
+    customer: { ...uuid, description: 'Only the intents of this customer.' },
+    'created[gte]': isoInstant,
+    'created[gt]': isoInstant,
+    'created[lte]': isoInstant,
+    'created[lt]': isoInstant,
+    'metadata[branch]': { type: 'string', maxLength: 500, description: 'Exact match on `metadata.branch`.' },
+  },
+} as const;
+export type ListIntentsQuery = FromSchema<typeof listIntentsQuery>;

@@ -69,7 +69,7 @@ export const tenantSettingsBody = {
   minProperties: 1,
   'x-error-code': 'tenant_settings.invalid',
   properties: {
-    refund_approval_threshold_minor: { type: 'integer', minimum: 0, description: 'Refunds above this amount need a second approver.' },
+    refund_approval_threshold_minor: { type: 'integer', format: 'int64', minimum: 0, description: 'Refunds above this amount need a second approver.' },
     refund_approval_disabled: { const: true, description: 'Removes the threshold.' },
   },
 } as const;
@@ -121,3 +121,14 @@ export const disputeResource = {
   },
 } as const;
 export const disputeList = listOf(disputeResource);
+
+export const listRefundsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'integer', minimum: 1, description: 'Default 10; values above 100 are clamped.' },
+    starting_after: { ...uuid, description: 'The id of the last refund of the previous page.' },
+    payment_intent: { ...uuid, description: 'Only the refunds of this payment intent.' },
+    attempt: { ...uuid, description: 'Only the refunds of this attempt.' },
+  },
+} as const;

@@ -1,17 +1,9 @@
 // Webhook endpoints and the event stream. spec: Endpoints > Webhook endpoints and events; Events.
 import type { FromSchema } from 'json-schema-to-ts';
 import { listOf, timestamp, uuid } from './common.js';
+import { EVENT_TYPES } from './events.js';
 
-export const EVENT_TYPES = [
-  'payment_intent.succeeded',
-  'payment_intent.requires_action',
-  'payment_intent.failed',
-  'payment_intent.expired',
-  'payment_intent.canceled',
-  'refund.succeeded',
-  'refund.failed',
-  'recharge.deposit.detected',
-] as const;
+export { EVENT_TYPES } from './events.js';
 
 export const createEndpointBody = {
   type: 'object',
@@ -52,8 +44,8 @@ export const eventsQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    after_id: { type: 'integer', minimum: 0, description: 'Exclusive cursor: events with id > after_id. Default 0.' },
-    limit: { type: 'integer', minimum: 1, description: 'Default 50; values above 200 are clamped.' },
+    after_id: { type: 'integer', format: 'int64', minimum: 0, description: 'Exclusive cursor: events with id > after_id. Default 0.' },
+    limit: { type: 'integer', format: 'int64', minimum: 1, description: 'Default 50; values above 200 are clamped.' },
   },
 } as const;
 

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { httpCall, startTestApp, testConfig } from './helpers/app.js';
 import { startApp } from '../ops/app.js';
-import { createLogger } from '../ops/log.js';
+import { createLogger } from '../kernel/log.js';
 
 t.test('keys: test and live select the mode; hashes only', async (t) => {
   const a = await startTestApp();

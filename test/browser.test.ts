@@ -1,46 +1,15 @@
-// End to end in a real browser: headless Chromium from Debian's `chromium` package, driven by
-// playwright-core (no browser download). A customer opens /pay/{slug} and pays.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
+// End to end in a real browser: the headless Chromium on the machine (test/helpers/browser.ts), driven
+// by playwright-core (no browser download). A customer opens /pay/{slug} and pays.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { ensureChromium, launchChromium } from './helpers/browser.js';
 import { projectRoot } from '../ops/paths.js';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import { freePort, startTestApp, type TestApp } from './helpers/app.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-
-/** Installs Debian's chromium when it is missing and we may (root with apt-get); else says why not. */
-function ensureChromium(): string | undefined {
-  if (existsSync(CHROMIUM)) return undefined;
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (!isRoot || !existsSync('/usr/bin/apt-get')) return `Chromium is not installed and cannot be installed here (need root and apt-get). Install it with: sudo apt-get install -y chromium`;
-  try {
-    process.stderr.write('browser tests: installing Debian chromium (apt-get install chromium)…\n');
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    try {
-      execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'ignore', env, timeout: 300_000 });
-    } catch {
-      execFileSync('apt-get', ['update'], { stdio: 'ignore', env, timeout: 300_000 });
-      execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], { stdio: 'ignore', env, timeout: 300_000 });
-    }
-  } catch (e) {
-    return `apt-get install chromium failed: ${(e as Error).message}`;
-  }
-  return existsSync(CHROMIUM) ? undefined : 'apt-get finished but /usr/bin/chromium is missing';
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-const why = ensureChromium();
+const found = ensureChromium();
+const why = 'skip' in found ? found.skip : undefined;
 if (why) {
   t.comment(`SKIPPING BROWSER TESTS: ${why}`);
   t.test(`browser tests (skipped: ${why})`, { skip: why }, () => {});
@@ -60,10 +29,7 @@ if (why) {
       SWEEP_INTERVAL_MS: '200',
     });
     ten = await a.newTenant('Taquería El Güero');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium((found as { path: string }).path);
   });
   t.teardown(async () => {
     await browser?.close();

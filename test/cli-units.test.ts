@@ -1,11 +1,12 @@
 // Pure pieces of the CLI, without the service: the outcome rule of charge, key masking, base URL
-// checks, the config file's modes, and how listen finds the newest event of a long history.
+// checks, the config file's modes, how listen finds the newest event of a long history (old servers),
+// where it starts (the stream head the server reports, never a clock) and the help it gives without an endpoint.
 import { mkdtempSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { outcomeOf, type PaymentIntent } from '../cli/commands/charge.js';
-import { lastEventId, startTime, type EventPage } from '../cli/commands/listen.js';
+import { lastEventId, noEndpointHelp, streamHead, type EventPage } from '../cli/commands/listen.js';
 import { loadCredentials, maskKey, normalizeBaseUrl, readConfig, saveProfile } from '../cli/config.js';
 import { CliError, ExitCode } from '../cli/exit-codes.js';
 
@@ -24,8 +25,10 @@ t.test('charge outcome: terminal states, push methods, soft declines', async (t)
   for (const s of ['failed', 'canceled', 'expired']) t.equal(outcomeOf(pi(s)), 'failed', s);
   t.equal(outcomeOf(pi('requires_action')), 'action');
   t.equal(outcomeOf(pi('processing', [{ status: 'pending' }])), 'pending');
+  t.equal(outcomeOf(pi('processing', [{ status: 'authorized' }])), 'authorized', 'an authorized card waits for a capture');
   t.equal(outcomeOf(pi('requires_payment_method')), 'pending', 'not confirmed yet');
-  t.equal(outcomeOf(pi('requires_payment_method', [{ status: 'failed' }])), 'failed', 'a soft decline ends this charge');
+  t.equal(outcomeOf(pi('failed', [{ status: 'failed' }])), 'failed', 'a soft decline with no retry left fails the intent (spec)');
+  t.equal(outcomeOf(pi('processing', [{ status: 'failed' }, { status: 'pending' }])), 'pending', 'a soft decline retried on another connector is still under way');
 });
 
 t.test('keys are masked, base URLs checked', async (t) => {
@@ -80,11 +83,30 @@ t.test('listen finds the newest event: paging, then galloping over a long histor
   }
 });
 
-t.test('listen start time: the local clock inside the Date header second, clamped outside it', async (t) => {
-  const h = (date: string) => ({ headers: new Headers(date ? { date } : {}) });
-  const d = Date.parse('Sun, 22 Nov 2026 07:21:13 GMT');
-  t.equal(startTime(h('Sun, 22 Nov 2026 07:21:13 GMT'), d + 420), d + 420, 'same machine: exact');
-  t.equal(startTime(h('Sun, 22 Nov 2026 07:21:13 GMT'), d - 5000), d, 'local clock behind: the start of the second');
-  t.equal(startTime(h('Sun, 22 Nov 2026 07:21:13 GMT'), d + 9000), d + 999, 'local clock ahead: the end of the second');
-  t.equal(startTime(h(''), 1234), 1234, 'no Date header: the local clock');
+t.test('listen starts from the stream head the server reports, never from a clock', async (t) => {
+  const h = (headers: Record<string, string>) => ({ headers: new Headers(headers) });
+  t.same(streamHead(h({ 'Orquesta-Latest-Event-Id': '4711' })), { latestId: 4711, withheld: undefined, localEndpoints: undefined, notice: undefined });
+  t.same(streamHead(h({ 'Orquesta-Latest-Event-Id': '0', 'Orquesta-Events-Withheld': 'no_active_endpoint', 'Orquesta-Notice': 'No active webhook endpoint' })), {
+    latestId: 0,
+    withheld: 'no_active_endpoint',
+    localEndpoints: false,
+    notice: 'No active webhook endpoint',
+  });
+  t.equal(streamHead(h({ 'Orquesta-Events-Withheld': 'no_active_endpoint; local_endpoints=accepted' })).localEndpoints, true);
+  t.equal(streamHead(h({ date: 'Sun, 22 Nov 2026 07:21:13 GMT' })).latestId, undefined, 'the Date header is not a start point');
+  t.equal(streamHead(h({ 'Orquesta-Latest-Event-Id': 'x1' })).latestId, undefined, 'junk is ignored');
+});
+
+t.test('listen without an endpoint suggests a registration that works where it runs', async (t) => {
+  const local = noEndpointHelp('http://127.0.0.1:8080', 'sk_test_abcdefghijklmnopWBDG', false, { localEndpoints: true, forwardTo: 'http://localhost:4242/hooks', notice: 'No active webhook endpoint in test mode' });
+  t.match(local, /The server says: No active webhook endpoint in test mode/);
+  t.match(local, /-d '\{"url":"http:\/\/localhost:4242\/hooks"\}'/, 'a server that takes local URLs: the local forward URL');
+  t.match(local, /Bearer \$ORQUESTA_API_KEY/);
+  t.match(local, /export ORQUESTA_API_KEY=<your sk_test_ key, sk_test_…WBDG>/, 'the key is never printed whole');
+  t.notMatch(local, /abcdefghijklmnop/);
+  t.match(noEndpointHelp('http://127.0.0.1:8080', 'sk_test_x', false, { localEndpoints: true, keyInEnv: true }), /"url":"http:\/\/localhost:3000\/webhooks"/, 'print-only: a local example URL');
+  t.notMatch(noEndpointHelp('http://127.0.0.1:8080', 'sk_test_x', false, { localEndpoints: true, keyInEnv: true }), /export ORQUESTA_API_KEY/, 'the key is in the environment already');
+  const remote = noEndpointHelp('https://api.orquesta.mx', 'sk_test_abcdefghijklmnopWBDG', false, { localEndpoints: false, forwardTo: 'http://localhost:4242/hooks' });
+  t.match(remote, /"url":"https:\/\/your-app\.example\/webhooks"/, 'a server that takes no local URL: an https URL');
+  t.match(noEndpointHelp('http://127.0.0.1:8080', 'sk_live_abcdefghijklmnopWBDG', true, { localEndpoints: true }), /"url":"https:/, 'live mode: never a local URL');
 });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { verifySignature } from '../api/webhook-signature.js';
+import { verifySignature } from '../kernel/signing.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 
@@ -200,12 +200,29 @@ t.test('charge: succeeded exits 0, a hard decline exits 1, API errors exit 3 wit
   t.match(declined.stdout, /Status\s+failed/);
 
   t.equal(soft.code, 1, 'a soft decline is a failed charge too');
-  t.equal(JSON.parse(soft.stdout).status, 'requires_payment_method');
+  t.equal(JSON.parse(soft.stdout).status, 'failed', 'spec: a soft decline with no retry left fails the intent');
 
   t.equal(apiErr.code, 3, 'an API error exits 3');
   t.match(apiErr.stderr, /payment_intent\.invalid_currency/, 'code');
   t.match(apiErr.stderr, /ISO 4217/, 'message');
   t.match(apiErr.stderr, /Docs:\s+http:\/\/\S+#err-payment_intent\.invalid_currency/, 'doc_url');
+});
+
+t.test('charge: an authorized card says so with the capture command; --capture and `orquesta capture` capture it', async (t) => {
+  const { env } = await loggedIn();
+  const [held, both] = await Promise.all([
+    run(['charge', '--amount', '15000', '--token', 'tok_sim_auth'], env),
+    run(['charge', '--amount', '16000', '--token', 'tok_sim_auth', '--capture', '--json'], env),
+  ]);
+  t.equal(held.code, 0, `the charge ends at once, not after a 60 s wait: ${held.stderr}`);
+  t.match(held.stdout, /Authorized, not captured/);
+  const id = /orquesta capture ([0-9a-f-]{36})/.exec(held.stdout)?.[1];
+  t.ok(id, 'the capture command to run is printed');
+  t.equal(JSON.parse(both.stdout).status, 'succeeded', '--capture captures and follows it');
+  t.equal(both.code, 0);
+  const cap = await run(['capture', id!], env);
+  t.equal(cap.code, 0, cap.stderr);
+  t.match(cap.stdout, /Payment succeeded/);
 });
 
 t.test('charge with a push method prints the payer instructions', async (t) => {
@@ -282,6 +299,30 @@ t.test('listen without an active endpoint says so and how to fix it; history tha
   t.not(old, fresh);
   t.equal(verifySignature(forwarded[0].raw, forwarded[0].headers['gateway-signature'] as string, secret).ok, true);
   t.match(l.out.stdout, /An active webhook endpoint exists now/);
+  l.child.kill('SIGINT');
+  t.equal(await l.exited, 0);
+});
+
+t.test('listen starts after the stream head, not at a clock: an event stamped ahead of the server clock stays behind', async (t) => {
+  const { ten, env } = await loggedIn();
+  // Recorded before listen starts, but stamped 30 s ahead, as by a database whose clock runs ahead
+  // of the API server's: a start point taken from the Date header would let it through.
+  const early = crypto.randomUUID();
+  const sql = a.app.deps.sql;
+  await sql`insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data, created_at)
+            values (${early}, ${ten.id}, false, 'payment_intent.succeeded', ${crypto.randomUUID()}, ${sql.json({ object: 'payment_intent', metadata: null })}, now() + interval '30 seconds')`;
+  const path = `/ahead-${ten.id}`;
+  const l = start(['listen', '--forward-to', `${rx.url}${path}`, '--interval', '200'], env);
+  await until(() => /no active webhook endpoint/.test(l.out.stderr) && /Ctrl-C to stop/.test(l.out.stdout), 'listen to start without an endpoint');
+  t.match(l.out.stderr, /The server says: No active webhook endpoint in test mode: events are recorded \(newest id \d+\)/, "the server's own explanation");
+  const ep = await a.call('POST', '/v1/webhook_endpoints', { key: ten.testKey, body: { url: `${rx.url}/elsewhere-${ten.id}` } });
+  t.equal(ep.status, 201);
+  const fresh = await payment(ten.testKey);
+  // Events are forwarded one by one in id order: once the fresh one is, an earlier one would have been.
+  await rx.waitFor((r) => r.some((x) => x.path === path && x.json?.data?.id === fresh), 15_000);
+  const forwarded = rx.received.filter((x) => x.path === path);
+  t.notOk(forwarded.some((x) => x.json?.event_id === early), 'the event recorded before listen started is not forwarded');
+  t.same(forwarded.map((x) => x.json.data.id), [fresh], 'only the payment made after listen started');
   l.child.kill('SIGINT');
   t.equal(await l.exited, 0);
 });

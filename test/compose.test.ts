@@ -19,7 +19,7 @@ function composeClient(): boolean {
 }
 
 t.test('docker compose config accepts the file (when the client is present)', { skip: composeClient() ? false : 'no `docker compose` client on this machine: the file is parsed and checked below instead' }, async (t) => {
-  const out = execFileSync('docker', ['compose', '-f', file, 'config', '-q'], { env: { ...process.env, ADMIN_KEY: 'adm_compose_check_0123456789' }, timeout: 30_000 });
+  const out = execFileSync('docker', ['compose', '-f', file, 'config', '-q'], { env: { ...process.env, ADMIN_KEY: 'adm_compose_check_0123456789', SECRETS_KEY: 'c2VjcmV0cy1rZXktb2YtdGhlLWNvbXBvc2UtY2hlY2s=' }, timeout: 30_000 });
   t.ok(out !== undefined, 'valid');
 });
 

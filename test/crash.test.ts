@@ -3,7 +3,7 @@
 // twice at the sim provider (its own book of calls by key), and no outbox event is lost or
 // duplicated.
 import t from 'tap';
-import { serviceProcesses, sharedWith, startTestApp } from './helpers/app.js';
+import { serviceProcesses, sharedWith, startTestApp, waitForWorker } from './helpers/app.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -17,7 +17,7 @@ t.test('SIGKILL of workers mid-run loses nothing and charges nothing twice', asy
   });
   const startWorker = async () => {
     const w = workers.start();
-    await sleep(700); // boot
+    await waitForWorker(a.app.deps.redis, a.config.redisPrefix, w); // booted: its queue workers exist
     return w;
   };
 

@@ -4,9 +4,9 @@
 import t from 'tap';
 import { connect } from 'node:net';
 import { Redis } from 'ioredis';
-import { ERROR_CODES } from '../api/error-catalog.js';
-import { ApiError, envelope, envelopeJson } from '../api/errors.js';
-import { answerJson } from '../api/json.js';
+import { ERROR_CODES } from '../kernel/error-catalog.js';
+import { ApiError, envelope, envelopeJson } from '../kernel/errors.js';
+import { answerJson } from '../kernel/json.js';
 import { RateLimiter, type Verdict } from '../api/rate-limit.js';
 import { startTestApp, testConfig } from './helpers/app.js';
 

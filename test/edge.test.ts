@@ -158,7 +158,7 @@ t.test('a burst of concurrent requests is counted exactly (batched counting)', a
 t.test('the limit is shared by every API process', async (t) => {
   const a = await startTestApp({ RATE_LIMIT_V1_PER_MIN: '4' });
   const { startApp } = await import('../ops/app.js');
-  const { createLogger } = await import('../ops/log.js');
+  const { createLogger } = await import('../kernel/log.js');
   const b = await startApp({ ...a.config, port: 0 }, createLogger('silent'));
   t.teardown(async () => {
     await b.stop();

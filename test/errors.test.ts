@@ -1,7 +1,7 @@
 // The error catalog, the status rule, the envelope and /docs/errors agree.
 import t from 'tap';
-import { ERROR_CATALOG, ERROR_CODES, SPEC_STATUS } from '../api/error-catalog.js';
-import { ApiError, envelope, statusForCode } from '../api/errors.js';
+import { ERROR_CATALOG, ERROR_CODES, SPEC_STATUS } from '../kernel/error-catalog.js';
+import { ApiError, envelope, statusForCode } from '../kernel/errors.js';
 import { errorDocsHtml } from '../api/error-docs.js';
 import { startTestApp } from './helpers/app.js';
 

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { hydrate } from '../actors/payment-intent-store.js';
-import { atomically } from '../ops/db.js';
+import { atomically } from '../kernel/db.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 
 let a: TestApp;
@@ -82,13 +82,14 @@ t.test('a writer holding stale state is fenced and retries from fresh state (can
   t.equal(r.status, 201);
   const id = r.body.id as string;
   const stale = await hydrate(a.app.deps.sql, id);
-  t.equal(stale?.intent.version, 0);
+  t.equal(stale?.row.version, 0);
   // Another writer moves the intent first.
   const c = await a.call('POST', `/v1/payment_intents/${id}/cancel`, { key: ten.testKey, headers: { 'idempotency-key': crypto.randomUUID() } });
   t.equal(c.body.status, 'canceled');
   // The late writer read version 0: its commit is refused; on fresh state cancel is a no-op.
-  const out = await a.app.deps.payments.stepLocked(ten.id, false, id, { kind: 'cancel' }, stale!);
-  t.equal(out.changed, false, 'the retry saw the canceled intent: nothing to write');
+  const { actor } = a.app.deps.runtime;
+  const out = await actor.runLocked<any, any, any, any>(a.app.deps.payments.def, { tenantId: ten.id, livemode: false }, id, { kind: 'cancel' }, { waitMs: 0, known: stale! });
+  t.equal(out.intent.version, 1, 'the retry saw the canceled intent (version 1): nothing to write');
   t.equal(out.intent.status, 'canceled');
   const sql = a.app.deps.sql;
   const history = await sql`select event from payment_intent_history where payment_intent_id = ${id} order by id`;
@@ -106,9 +107,40 @@ t.test('a stale confirm cannot open a second attempt: fenced, then not_confirmab
   const c = await a.call('POST', `/v1/payment_intents/${id}/confirm`, { key: ten.testKey, body: { payment_method: 'card', payment_token: 'tok_sim_slow' }, headers: { 'idempotency-key': crypto.randomUUID() } });
   t.equal(c.status, 200);
   await t.rejects(
-    a.app.deps.payments.stepLocked(ten.id, false, id, { kind: 'confirm', body: { payment_method: 'card', payment_token: 'tok_sim_ok' } }, stale!),
+    a.app.deps.runtime.actor.runLocked(a.app.deps.payments.def, { tenantId: ten.id, livemode: false }, id, { kind: 'confirm', body: { payment_method: 'card', payment_token: 'tok_sim_ok' } }, { waitMs: 0, known: stale! }),
     { code: 'payment_intent.not_confirmable' },
   );
   const attempts = await a.app.deps.sql`select id from attempts where payment_intent_id = ${id}`;
   t.equal(attempts.length, 1, 'exactly one attempt');
+});
+
+t.test('two writers of one refund: the stale one is fenced and retries from fresh state (no second ledger entry or event)', async (t) => {
+  const sql = a.app.deps.sql;
+  const h = { 'idempotency-key': crypto.randomUUID() };
+  const pi = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 4000, currency: 'MXN' }, headers: h });
+  await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key: ten.testKey, body: { payment_method: 'card', payment_token: 'tok_sim_ok' }, headers: { 'idempotency-key': crypto.randomUUID() } });
+  let attemptId = '';
+  for (let i = 0; i < 100 && !attemptId; i++) {
+    const [r] = await sql`select id from attempts where payment_intent_id = ${pi.body.id} and status = 'captured'`;
+    if (r) attemptId = r.id as string;
+    else await new Promise((r) => setTimeout(r, 50));
+  }
+  const { refunds } = a.app.deps;
+  // A requested refund row with no job queued (so only this test's two writers touch it), read by a late writer.
+  const refundId = crypto.randomUUID();
+  await sql`
+    insert into refunds (id, tenant_id, livemode, attempt_id, payment_intent_id, amount_minor, currency, status, requested_by)
+    values (${refundId}, ${ten.id}, false, ${attemptId}, ${pi.body.id}, 1000, 'MXN', 'requested', 'k')`;
+  const stale = await refunds.def.hydrate(sql, refundId, undefined);
+  t.equal(stale?.row.version, 0);
+  // The first writer applies the provider's success.
+  await refunds.execute(refundId);
+  // The late writer, holding version 0, applies a failure: fenced, then on fresh state nothing to do.
+  const out = await a.app.deps.runtime.actor.runLocked<any, any, any, any>(refunds.def, undefined, refundId, { kind: 'provider_outcome', outcome: { kind: 'failed', code: 'x', message: 'late' } }, { waitMs: 0, known: stale! });
+  t.equal(out.status, 'succeeded', 'the retry saw the succeeded refund');
+  const [row] = await sql`select status, version from refunds where id = ${refundId}`;
+  t.same([row.status, row.version], ['succeeded', 1], 'one write, not two');
+  t.same((await sql`select event_type from outbox_events where entity_id = ${refundId}`).map((e) => e.event_type), ['refund.succeeded'], 'one event');
+  t.equal((await sql`select id from journal_entries where ref_id = ${refundId}`).length, 1, 'one ledger entry');
+  t.same((await sql`select event from entity_history where entity_id = ${refundId} order by id`).map((e) => e.event), ['provider.succeeded'], 'one outcome in the history');
 });

@@ -3,7 +3,7 @@ import t from 'tap';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSql, ensureDatabase } from '../ops/db.js';
+import { createSql, ensureDatabase } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
 import { testConfig } from './helpers/app.js';
 

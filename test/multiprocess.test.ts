@@ -3,31 +3,11 @@
 // every intent ends terminal exactly once (one attempt, one terminal event), and the workers'
 // own /metrics show the jobs they ran.
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import t from 'tap';
-import { createSql } from '../ops/db.js';
-import { httpCall, serviceProcesses, testConfig } from './helpers/app.js';
+import { createSql } from '../kernel/db.js';
+import { freePort, httpCall, serviceProcesses, testConfig, waitReady } from './helpers/app.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
-async function waitReady(url: string, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const ok = await httpCall(`${url}/health/live`, 'GET', {}).then((r) => r.status === 200).catch(() => false);
-    if (ok) return;
-    await sleep(150);
-  }
-  throw new Error(`${url} did not come up`);
-}
-
 t.test('2 API + 2 worker processes, a worker killed mid-run: every intent terminal exactly once', async (t) => {
   const base = testConfig();
   const prefix = `orq_test_mp_${randomBytes(3).toString('hex')}`;

@@ -1,6 +1,6 @@
 // spec: Global conventions: null fields are omitted from authenticated responses.
 import t from 'tap';
-import { stripNulls } from '../api/json.js';
+import { stripNulls } from '../kernel/json.js';
 import { startTestApp } from './helpers/app.js';
 
 function hasNull(v: unknown): boolean {

@@ -3,7 +3,7 @@ import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { allRoutes } from '../api/routes/index.js';
 import { routeErrorCodes } from '../api/openapi.js';
-import { ERROR_CODES } from '../api/error-catalog.js';
+import { ERROR_CODES } from '../kernel/error-catalog.js';
 import { startTestApp } from './helpers/app.js';
 
 t.test('the served OpenAPI document', async (t) => {

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { startTestApp } from './helpers/app.js';
 import { startApp } from '../ops/app.js';
-import { createLogger } from '../ops/log.js';
+import { createLogger } from '../kernel/log.js';
 
 t.test('ops routes', async (t) => {
   const a = await startTestApp();

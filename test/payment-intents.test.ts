@@ -150,8 +150,9 @@ t.test('sim tokens (spec: Test mode)', async (t) => {
     ['tok_sim_insufficient', 'failed', 'insufficient_funds', 'failed'],
     ['tok_sim_fraud', 'failed', 'suspected_fraud', 'failed'],
     ['tok_sim_badcreds', 'failed', 'invalid_credentials', 'failed'],
-    ['tok_sim_issuer_down', 'requires_payment_method', 'issuer_unavailable', 'failed'],
-    ['tok_sim_provider_500', 'requires_payment_method', 'provider_error', 'failed'],
+    // spec: a soft decline (or a provider error once the provider is asked and answers) with no retry left fails the intent.
+    ['tok_sim_issuer_down', 'failed', 'issuer_unavailable', 'failed'],
+    ['tok_sim_provider_500', 'failed', 'provider_error', 'failed'],
   ];
   await Promise.all(
     table.map(async ([token, status, code, attemptStatus]) => {
@@ -176,26 +177,20 @@ t.test('cents 99 is a hard decline do_not_retry whatever the token', async (t) =
   t.same((await events(pi.id)).map((e) => e.type), ['payment_intent.failed']);
 });
 
-t.test('soft declines: another attempt is allowed until none is left', async (t) => {
-  const pi = await create();
-  for (let i = 1; i <= 3; i++) {
-    const r = await confirm(pi.id, { payment_token: 'tok_sim_issuer_down', payment_method: 'card' });
-    t.equal(r.status, 200, `attempt ${i} accepted`);
-    await waitStatus(pi.id, i < 3 ? 'requires_payment_method' : 'failed');
+t.test('a soft decline with no retry left fails the intent, with payment_intent.failed (spec: States)', async (t) => {
+  for (const token of ['tok_sim_issuer_down', 'tok_sim_provider_500']) {
+    const pi = await create();
+    const r = await confirm(pi.id, { payment_token: token, payment_method: 'card' });
+    t.equal(r.status, 200);
+    const done = await waitStatus(pi.id, 'failed');
+    t.equal(done.attempts.length, 1, `${token}: one attempt (a single connector: no cross-connector retry)`);
+    t.equal(done.attempts[0].status, 'failed');
+    t.same((await events(pi.id)).map((e) => e.type), ['payment_intent.failed'], `${token}: a merchant waiting for a webhook gets it`);
+    const again = await confirm(pi.id, { payment_token: 'tok_sim_ok', payment_method: 'card' });
+    t.equal(again.status, 409);
+    t.equal(again.body.error.code, 'payment_intent.not_confirmable');
+    t.match(again.body.error.message, /This one is failed/, 'not_confirmable names the current status');
   }
-  const done = (await get(pi.id)).body;
-  t.equal(done.attempts.length, 3);
-  t.same((await events(pi.id)).map((e) => e.type), ['payment_intent.failed'], 'only the final failure is an event');
-  const again = await confirm(pi.id, { payment_token: 'tok_sim_ok', payment_method: 'card' });
-  t.equal(again.status, 409);
-  t.equal(again.body.error.code, 'payment_intent.not_confirmable');
-  // A soft decline followed by a good card succeeds on the second attempt.
-  const pi2 = await create();
-  await confirm(pi2.id, { payment_token: 'tok_sim_issuer_down', payment_method: 'card' });
-  await waitStatus(pi2.id, 'requires_payment_method');
-  await confirm(pi2.id, { payment_token: 'tok_sim_ok', payment_method: 'card' });
-  const ok = await waitStatus(pi2.id, 'succeeded');
-  t.same(ok.attempts.map((x: { status: string }) => x.status), ['failed', 'captured']);
 });
 
 t.test('authorize then capture', async (t) => {
@@ -465,13 +460,21 @@ t.test('ledger: captures post balanced entries; the database refuses anything el
   await t.rejects(sql`delete from journal_entries where ref_id = ${done.attempts[0].id}`, /append-only/);
 });
 
-t.test('live mode works end to end', async (t) => {
+t.test('live mode never routes to a simulator: no live connector, no route, nothing moves', async (t) => {
   const pi = await create({ amount_minor: 3000, currency: 'MXN' }, ten.liveKey);
-  await confirm(pi.id, { payment_token: 'tok_sim_ok', payment_method: 'card' }, ten.liveKey);
-  const done = await waitStatus(pi.id, 'succeeded', ten.liveKey);
-  t.equal(done.livemode, true);
-  const ev = await a.app.deps.sql`select livemode from outbox_events where entity_id = ${pi.id}`;
-  t.equal(ev[0].livemode, true);
+  t.equal(pi.livemode, true);
+  for (const method of ['card', 'spei', 'oxxo', 'codi']) {
+    const c = await confirm(pi.id, { payment_token: 'tok_sim_ok', payment_method: method }, ten.liveKey);
+    t.equal(c.status, 400, `${method}: refused`);
+    t.equal(c.body.error.code, 'payment_intent.no_route');
+  }
+  const sql = a.app.deps.sql;
+  t.same(await sql`select id from attempts where payment_intent_id = ${pi.id}`, [], 'no attempt');
+  t.same(await sql`select idempotency_key from sim_provider_calls where tenant_id = ${ten.id} and livemode`, [], 'the simulator saw nothing');
+  t.equal((await get(pi.id, ten.liveKey)).body.status, 'requires_payment_method');
+  const saved = await a.call('POST', '/v1/customers', { key: ten.liveKey, body: {}, headers: { 'idempotency-key': crypto.randomUUID() } });
+  const pm = await a.call('POST', `/v1/customers/${saved.body.id}/payment_methods`, { key: ten.liveKey, body: { payment_token: 'tok_sim_ok' }, headers: { 'idempotency-key': crypto.randomUUID() } });
+  t.equal(pm.body.error?.code, 'payment_method.no_route', 'a card cannot be saved on the simulator in live mode either');
 });
 
 t.test('no null fields and no secrets leak in payment intent answers', async (t) => {

@@ -3,21 +3,11 @@
 // fires due timers, from Postgres.
 import t from 'tap';
 import { startApp } from '../ops/app.js';
-import { createLogger } from '../ops/log.js';
-import { startTestApp } from './helpers/app.js';
+import { createLogger } from '../kernel/log.js';
+import { startTestApp, flushPrefix } from './helpers/app.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function flushPrefix(redis: import('ioredis').Redis, prefix: string) {
-  let cursor = '0';
-  let n = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) n += await redis.del(...keys);
-  } while (cursor !== '0');
-  return n;
-}
 
 t.test('a flushed Redis mid-run: pending attempts, due timers, requested refunds and pending saved cards are rebuilt from Postgres', async (t) => {
   const knobs = { RECONCILE_INTERVAL_MS: '300', SWEEP_INTERVAL_MS: '200', RATE_LIMIT_V1_PER_MIN: '100000' };

@@ -1,7 +1,7 @@
 // The trial balance of the whole ledger is zero: every line of every entry, whatever test or
 // process wrote it, sums to zero per currency (entries are atomic, so this holds at any instant).
 import t from 'tap';
-import { createSql } from '../ops/db.js';
+import { createSql } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
 import { testConfig } from './helpers/app.js';
 

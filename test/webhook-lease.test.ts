@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { startReceiver } from './helpers/receiver.js';
 import { startTestApp } from './helpers/app.js';
 import { WebhookDelivery } from '../actors/webhook-delivery.js';
-import { createLogger } from '../ops/log.js';
+import { createLogger } from '../kernel/log.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

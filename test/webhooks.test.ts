@@ -5,7 +5,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import t from 'tap';
 import { guardedLookup, isPrivateAddress } from '../actors/net-guard.js';
 import { retryWaitSeconds } from '../actors/webhook-delivery.js';
-import { verifySignature } from '../api/webhook-signature.js';
+import { verifySignature } from '../kernel/signing.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 
@@ -86,10 +86,10 @@ t.test('the address is checked again at delivery time', async (t) => {
   t.ok(isPrivateAddress('::ffff:192.168.1.1'));
   t.ok(isPrivateAddress('fe80::1'));
   t.notOk(isPrivateAddress('8.8.8.8'));
-  const lookup = guardedLookup([]);
+  const lookup = guardedLookup({ webhookAllowHttpHosts: [], env: 'test' });
   const err = await new Promise<NodeJS.ErrnoException | null>((r) => lookup('localhost', {}, (e) => r(e)));
   t.equal(err?.code, 'EPRIVATE', 'a name that resolves to loopback is refused when the socket connects');
-  const allowed = guardedLookup(['localhost']);
+  const allowed = guardedLookup({ webhookAllowHttpHosts: ['localhost'], env: 'test' });
   const ok = await new Promise<NodeJS.ErrnoException | null>((r) => allowed('localhost', {}, (e) => r(e)));
   t.equal(ok, null);
 });

@@ -1,5 +1,5 @@
 // Operator API (decisions.md §2), behind X-Admin-Key.
-import { createApiKey, createTenant, revokeApiKey, updateSettings } from '../../actors/tenants.js';
+import { createApiKey, createTenant, listApiKeys, revokeApiKey, updateSettings } from '../../actors/tenants.js';
 import { apiKeyResource, createApiKeyBody, createTenantBody, tenantResource, type CreateApiKeyBody, type CreateTenantBody } from '../../schemas/admin.js';
 import { defineRoute } from '../route.js';
 import { simulateInbound } from '../../actors/inbound.js';
@@ -34,6 +34,18 @@ export const adminRoutes = [
       status: 201,
       body: await createApiKey(ctx.deps, ctx.params.tenantId, ctx.body.livemode, [...ctx.body.scopes]),
     }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/admin/tenants/{tenantId}/api_keys',
+    auth: 'admin',
+    notFound: 'tenant.not_found',
+    summary: "List a tenant's API keys (never the keys themselves)",
+    description: 'Newest first; each with `key_prefix` (the first characters), mode, scopes and whether it is revoked.',
+    tags: ['Operator'],
+    responses: { 200: { description: 'The keys' } },
+    errors: ['tenant.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await listApiKeys(ctx.deps, ctx.params.tenantId) }),
   }),
   defineRoute({
     method: 'DELETE',

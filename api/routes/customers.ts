@@ -1,6 +1,6 @@
 // Customers (decisions.md §3). Handlers map HTTP to commands and back.
-import { createCustomer, getCustomer, listCustomers } from '../../actors/customers.js';
-import { createCustomerBody, customerList, customerResource, listQuery, type CreateCustomerBody } from '../../schemas/customers.js';
+import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from '../../actors/customers.js';
+import { createCustomerBody, customerDeleted, customerList, customerListQuery, customerResource, type CreateCustomerBody } from '../../schemas/customers.js';
 import { defineRoute } from '../route.js';
 
 export const customerRoutes = [
@@ -17,16 +17,45 @@ export const customerRoutes = [
     responses: { 201: { description: 'The customer', schema: customerResource } },
     handler: async (ctx) => ({ status: 201, body: await createCustomer(ctx.deps, ctx.principal, ctx.body, ctx.idem) }),
   }),
-  defineRoute<unknown, { limit?: number }>({
+  defineRoute<unknown, { limit?: number; email?: string }>({
     method: 'GET',
     path: '/v1/customers',
     auth: 'api_key',
     scope: 'payments:read',
-    query: listQuery,
+    query: customerListQuery,
     summary: 'List customers, newest first',
+    description: 'A simple list (spec: Limits): the whole set, optional `limit` (clamped to 500), no `has_more`. `email` filters (exact, case-insensitive). Deleted customers are not listed.',
     tags: ['Customers'],
     responses: { 200: { description: 'The customers of this tenant and mode', schema: customerList } },
-    handler: async (ctx) => ({ status: 200, body: await listCustomers(ctx.deps, ctx.principal, ctx.query.limit) }),
+    handler: async (ctx) => ({ status: 200, body: await listCustomers(ctx.deps, ctx.principal, ctx.query.limit, ctx.query.email) }),
+  }),
+  defineRoute<CreateCustomerBody>({
+    method: 'POST',
+    path: '/v1/customers/{id}',
+    auth: 'api_key',
+    scope: 'payments:write',
+    idempotency: 'optional',
+    body: createCustomerBody,
+    notFound: 'customer.not_found',
+    summary: 'Update a customer',
+    description: 'Changes only the fields sent (Stripe\'s update). `metadata` keys are merged; a key sent with an empty string is removed.',
+    tags: ['Customers'],
+    responses: { 200: { description: 'The customer', schema: customerResource } },
+    errors: ['customer.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await updateCustomer(ctx.deps, ctx.principal, ctx.params.id, ctx.body, ctx.idem) }),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/v1/customers/{id}',
+    auth: 'api_key',
+    scope: 'payments:write',
+    notFound: 'customer.not_found',
+    summary: 'Delete a customer',
+    description: 'Logical: the customer no longer reads, lists or takes new intents; its intents keep their `customer_id`; its saved methods are detached. Deleting again answers 404.',
+    tags: ['Customers'],
+    responses: { 200: { description: '`{id, object, deleted: true}`', schema: customerDeleted } },
+    errors: ['customer.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await deleteCustomer(ctx.deps, ctx.principal, ctx.params.id) }),
   }),
   defineRoute({
     method: 'GET',

@@ -9,10 +9,16 @@ import { paymentIntentRoutes } from './payment-intents.js';
 import { webhookRoutes } from './webhooks.js';
 import { refundRoutes } from './refunds.js';
 import { publicRoutes } from './public.js';
+import { invoiceRoutes } from './invoices.js';
+import { reportRoutes } from './reports.js';
+import { connectRoutes } from './connect.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
   routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes, ...paymentIntentRoutes, ...webhookRoutes, ...refundRoutes, ...publicRoutes);
+  routes.push(...invoiceRoutes);
+  routes.push(...reportRoutes);
+  routes.push(...connectRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

@@ -1,7 +1,7 @@
 // Operational and public pages (spec: Endpoints > Operational and public pages).
-import type { AppDeps } from '../deps.js';
+import type { AppDeps } from '../../ops/deps.js';
 import { liveWorkers } from '../../ops/heartbeat.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../kernel/errors.js';
 import { defineRoute } from '../route.js';
 
 const VERSION = '2026-07-12';

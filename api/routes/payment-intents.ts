@@ -1,5 +1,4 @@
 // Payment intents (spec: Endpoints > Payment intents), the test clock and risk review reads.
-import { advanceClock, getClock } from '../../actors/test-clock.js';
 import { reviewView } from '../../actors/payment-intents.js';
 import {
   clockAdvanceBody,
@@ -7,6 +6,8 @@ import {
   confirmBodyProblem,
   createPaymentIntentBody,
   getIntentQuery,
+  listIntentsQuery,
+  type ListIntentsQuery,
   paymentIntentResource,
   riskReviewResource,
   testClockResource,
@@ -14,8 +15,9 @@ import {
   type ConfirmBody,
   type CreatePaymentIntentBody,
 } from '../../schemas/payment-intents.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../kernel/errors.js';
 import { defineRoute } from '../route.js';
+import { pageOf } from '../../schemas/common.js';
 
 const intent200 = (description: string) => ({ 200: { description, schema: paymentIntentResource } });
 
@@ -30,10 +32,26 @@ export const paymentIntentRoutes = [
     idempotencyLookup: 'at_commit',
     body: createPaymentIntentBody,
     summary: 'Create a payment intent',
-    description: 'Answers 201 with the intent in `requires_payment_method`, a new `client_secret` and a `receipt_code` (`W-XXXXX`, unique per tenant). Creation is recorded in the intent history and is not dispatched as a webhook.',
+    description: 'Answers 201 with the intent in `requires_payment_method`, a new `client_secret` and a `receipt_code` (`W-XXXXX`, unique per tenant). Creation is recorded in the intent history and is not dispatched as a webhook. `customer_id` (optional) ties the charge to one of this key\'s customers.',
     tags: ['Payment intents'],
     responses: { 201: { description: 'The new intent', schema: paymentIntentResource } },
+    errors: ['customer.not_found'],
     handler: async (ctx) => ({ status: 201, body: await ctx.deps.payments.create(ctx.principal, ctx.body, ctx.idem) }),
+  }),
+  defineRoute<unknown, ListIntentsQuery>({
+    method: 'GET',
+    path: '/v1/payment_intents',
+    auth: 'api_key',
+    scope: 'payments:read',
+    query: listIntentsQuery,
+    summary: 'List payment intents, newest first',
+    description:
+      'Stripe-style paging: `limit` (default 10, clamped to 100), `starting_after` = the last id of the previous page, `has_more`. ' +
+      'Filters: `status`, `customer`, `created[gte|gt|lte|lt]` (ISO 8601), `metadata[branch]`. Reads may come from the replica.',
+    tags: ['Payment intents'],
+    responses: { 200: { description: 'A page of intents', schema: pageOf(paymentIntentResource) } },
+    errors: ['payment_intent.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.payments.list(ctx.principal, ctx.query) }),
   }),
   defineRoute<unknown, { expand?: 'attempts' }>({
     method: 'GET',
@@ -109,7 +127,7 @@ export const paymentIntentRoutes = [
     tags: ['Test clock'],
     responses: { 200: { description: 'The clock', schema: testClockResource } },
     errors: ['test_clock.unauthorized'],
-    handler: async (ctx) => ({ status: 200, body: await getClock(ctx.deps, ctx.principal) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.testClock.get(ctx.principal) }),
   }),
   defineRoute<ClockAdvanceBody>({
     method: 'POST',
@@ -122,7 +140,7 @@ export const paymentIntentRoutes = [
     tags: ['Test clock'],
     responses: { 200: { description: 'The clock', schema: testClockResource } },
     errors: ['test_clock.unauthorized', 'test_clock.invalid_advance'],
-    handler: async (ctx) => ({ status: 200, body: await advanceClock(ctx.deps, ctx.principal, ctx.body) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.testClock.advance(ctx.principal, ctx.body) }),
   }),
   defineRoute({
     method: 'GET',

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import QRCode from 'qrcode';
-import { checkoutConfig, publicConfirm, publicGet, publicView } from '../../actors/checkout.js';
+import { checkoutConfig, PUBLIC_NOT_FOUND_MESSAGE, publicConfirm, publicGet, publicView } from '../../actors/checkout.js';
 import { createLink, demoTenantId, getLink, intentForLink, listLinks, payableIntent } from '../../actors/payment-links.js';
 import { complete3ds } from '../../actors/inbound.js';
 import { webDir } from '../../ops/paths.js';
@@ -16,7 +16,7 @@ import {
   type CreatePaymentLinkBody,
   type PublicConfirmBody,
 } from '../../schemas/checkout.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../kernel/errors.js';
 import { demoPage, messagePage, PAGE_CSP, payPage, threeDsPage } from '../pages.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
@@ -49,6 +49,7 @@ export const publicRoutes: RouteDef[] = [
     auth: 'public',
     query: secretQuery,
     notFound: 'payment_intent.not_found',
+    notFoundMessage: PUBLIC_NOT_FOUND_MESSAGE,
     summary: 'Read a payment intent with its client secret (public projection)',
     description: 'Header `X-Service-Client-Secret` (legacy: query `client_secret`). An unknown id and a wrong secret answer the very same 404. The kit polls this every 2 seconds until a terminal state.',
     tags: ['Checkout'],
@@ -62,6 +63,7 @@ export const publicRoutes: RouteDef[] = [
     auth: 'public',
     body: publicConfirmBody,
     notFound: 'payment_intent.not_found',
+    notFoundMessage: PUBLIC_NOT_FOUND_MESSAGE,
     summary: 'Confirm from the browser with the client secret',
     description: 'Same semantics as the authenticated confirm (tip replaces when sent); answers the public projection with `status = processing`.',
     tags: ['Checkout'],
@@ -75,6 +77,7 @@ export const publicRoutes: RouteDef[] = [
     auth: 'public',
     query: secretQuery,
     notFound: 'payment_intent.not_found',
+    notFoundMessage: PUBLIC_NOT_FOUND_MESSAGE,
     summary: 'What the checkout page needs: amount, methods, tip suggestions, merchant name',
     tags: ['Checkout'],
     responses: { 200: { description: 'The checkout configuration', schema: checkoutConfigResource } },
@@ -85,6 +88,7 @@ export const publicRoutes: RouteDef[] = [
     method: 'POST',
     path: '/public/payment_links/{slug}/intent',
     auth: 'public',
+    notFound: 'payment_link.not_found',
     summary: 'The intent that pays a payment link (public projection plus client_secret)',
     description: 'Created once per single-use link and reused while unpaid; a new one per call for reusable links.',
     tags: ['Checkout'],
@@ -113,6 +117,7 @@ export const publicRoutes: RouteDef[] = [
     method: 'GET',
     path: '/pay/{slug}',
     auth: 'none',
+    notFound: 'payment_link.not_found',
     summary: 'The payment-link page (HTML with the kit)',
     description: 'Carries the intent it pays in a `data-payment-intent` attribute. A paid single-use link shows as paid.',
     tags: ['Checkout'],

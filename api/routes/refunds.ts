@@ -2,6 +2,7 @@
 import { listDisputes } from '../../actors/disputes.js';
 import {
   createRefundBody,
+  listRefundsQuery,
   disputeList,
   paymentMethodList,
   paymentMethodResource,
@@ -12,6 +13,7 @@ import {
   type SavePaymentMethodBody,
 } from '../../schemas/refunds.js';
 import { defineRoute } from '../route.js';
+import { pageOf } from '../../schemas/common.js';
 
 export const refundRoutes = [
   defineRoute<CreateRefundBody>({
@@ -32,6 +34,19 @@ export const refundRoutes = [
       const r = await ctx.deps.refunds.create(ctx.principal, ctx.body, ctx.idem);
       return { status: r.status, body: r.body };
     },
+  }),
+  defineRoute<unknown, { limit?: number; starting_after?: string; payment_intent?: string; attempt?: string }>({
+    method: 'GET',
+    path: '/v1/refunds',
+    auth: 'api_key',
+    scope: 'payments:read',
+    query: listRefundsQuery,
+    summary: 'List refunds, newest first',
+    description: 'Stripe-style paging: `limit` (default 10, clamped to 100), `starting_after` = the last id of the previous page, `has_more`. Filters: `payment_intent`, `attempt`.',
+    tags: ['Refunds'],
+    responses: { 200: { description: 'A page of refunds', schema: pageOf(refundResource) } },
+    errors: ['refund.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.refunds.list(ctx.principal, ctx.query) }),
   }),
   defineRoute({
     method: 'GET',

@@ -1,8 +1,19 @@
 // Webhook endpoints and the event stream (spec: Endpoints > Webhook endpoints and events).
 import { listEvents } from '../../actors/events.js';
-import { createEndpoint, deleteEndpoint, listEndpoints, rotateSecret } from '../../actors/webhook-endpoints.js';
+import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret } from '../../actors/webhook-endpoints.js';
 import { createEndpointBody, endpointList, endpointResource, eventList, eventsQuery, type CreateEndpointBody } from '../../schemas/webhooks.js';
 import { defineRoute } from '../route.js';
+
+/** The event stream's answer headers (documented in the OpenAPI description). */
+const EVENT_STREAM_HEADERS = {
+  'Orquesta-Latest-Event-Id': { description: 'The id of the newest event of the account in this mode (0: none yet), whether or not rows are listed: the stream\'s head.', schema: { type: 'integer', minimum: 0 } },
+  'Orquesta-Events-Withheld': {
+    description:
+      'Present when rows are withheld: `no_active_endpoint` (the account has no active webhook endpoint in this mode), with the parameter `; local_endpoints=accepted` when this deployment accepts local endpoint URLs (http://localhost…) for this key (a development server, test mode; README "Webhooks on this machine").',
+    schema: { type: 'string', enum: ['no_active_endpoint', 'no_active_endpoint; local_endpoints=accepted'] },
+  },
+  'Orquesta-Notice': { description: 'Present with Orquesta-Events-Withheld: why the list is empty and how to register an endpoint on this deployment.', schema: { type: 'string' } },
+};
 
 export const webhookRoutes = [
   defineRoute<CreateEndpointBody>({
@@ -13,7 +24,7 @@ export const webhookRoutes = [
     body: createEndpointBody,
     summary: 'Register a webhook endpoint',
     description:
-      'Answers 201 with the `whsec_` secret, shown only here. `url` must be https:// and resolve to a public address (plain http:// and private addresses only for hosts in WEBHOOK_ALLOW_HTTP_HOSTS); the address is checked again at every delivery and redirects are not followed. `events` (optional) is an allow-list; empty or omitted = the whole catalog. An Idempotency-Key is ignored.',
+      'Answers 201 with the `whsec_` secret, shown only here. `url` must be https:// (plain http:// only for hosts in WEBHOOK_ALLOW_HTTP_HOSTS) with a DNS name or a public literal address; no DNS lookup happens here (a host that does not resolve yet is accepted). Every delivery connects only to public addresses (every IANA special-purpose range is refused; outside production, hosts in WEBHOOK_ALLOW_HTTP_HOSTS may be private or loopback), and redirects are not followed. On a development server bound to a loopback address, test-mode keys may also register http(s)://localhost, 127.0.0.1 and [::1] (never in production: README "Webhooks on this machine"). `events` (optional) is an allow-list; empty or omitted = the whole catalog. An Idempotency-Key is ignored.',
     tags: ['Webhooks'],
     responses: { 201: { description: 'The endpoint with its secret', schema: endpointResource } },
     handler: async (ctx) => ({ status: 201, body: await createEndpoint(ctx.deps, ctx.principal, ctx.body) }),
@@ -28,6 +39,18 @@ export const webhookRoutes = [
     tags: ['Webhooks'],
     responses: { 200: { description: 'The endpoints', schema: endpointList } },
     handler: async (ctx) => ({ status: 200, body: await listEndpoints(ctx.deps, ctx.principal) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/webhook_endpoints/{id}',
+    auth: 'api_key',
+    scope: 'webhooks:manage',
+    notFound: 'webhook_endpoint.not_found',
+    summary: 'Read a webhook endpoint (never with its secret)',
+    tags: ['Webhooks'],
+    responses: { 200: { description: 'The endpoint', schema: endpointResource } },
+    errors: ['webhook_endpoint.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await getEndpoint(ctx.deps, ctx.principal, ctx.params.id) }),
   }),
   defineRoute({
     method: 'DELETE',
@@ -61,10 +84,21 @@ export const webhookRoutes = [
     scope: 'payments:read',
     query: eventsQuery,
     summary: 'The event stream',
-    description: 'Ascending by integer `id`, after the exclusive cursor `after_id` (default 0); `limit` default 50, larger values clamped to 200. Rows appear only while the tenant (in this mode) has at least one active webhook endpoint. `delivered` is true once every delivery of the event succeeded.',
+    description:
+      'Ascending by integer `id`, after the exclusive cursor `after_id` (default 0); `limit` default 50, larger values clamped to 200. Rows appear only while the tenant (in this mode) has at least one active webhook endpoint. `delivered` is true once every delivery of the event succeeded. ' +
+      'Every answer carries `Orquesta-Latest-Event-Id`, the id of the newest event of the account in this mode (0: none), listed or not: a follower that wants only new events starts from it (`orquesta listen` does). ' +
+      'When rows are withheld because no endpoint is active, the answer says so in `Orquesta-Events-Withheld: no_active_endpoint` (with `; local_endpoints=accepted` when this deployment takes http://localhost endpoint URLs for this key) and in words in `Orquesta-Notice`; the body keeps the list shape.',
     tags: ['Webhooks'],
-    responses: { 200: { description: 'A page of events', schema: eventList } },
+    responses: { 200: { description: 'A page of events', schema: eventList, headers: EVENT_STREAM_HEADERS } },
     // The envelopes keep `metadata: null` (the spec's exception to null omission); nothing else here is null.
-    handler: async (ctx) => ({ status: 200, keepNulls: true, body: await listEvents(ctx.deps, ctx.principal, ctx.query.after_id ?? 0, ctx.query.limit ?? 50) }),
+    handler: async (ctx) => {
+      const page = await listEvents(ctx.deps, ctx.principal, ctx.query.after_id ?? 0, ctx.query.limit ?? 50);
+      const headers: Record<string, string> = { 'Orquesta-Latest-Event-Id': String(page.latestId) };
+      if (page.withheld) {
+        headers['Orquesta-Events-Withheld'] = page.withheld.localEndpoints ? `${page.withheld.reason}; local_endpoints=accepted` : page.withheld.reason;
+        headers['Orquesta-Notice'] = page.withheld.notice;
+      }
+      return { status: 200, keepNulls: true, body: page.list, headers };
+    },
   }),
 ];

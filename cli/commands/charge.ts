@@ -46,8 +46,8 @@ export interface PaymentIntent {
   updated_at?: string;
 }
 
-/** What the CLI makes of an intent's state. */
-export type Outcome = 'succeeded' | 'failed' | 'action' | 'pending';
+/** What the CLI makes of an intent's state. `authorized`: the card is authorized and waits for a capture (tok_sim_auth); the intent stays processing (spec). */
+export type Outcome = 'succeeded' | 'failed' | 'action' | 'authorized' | 'pending';
 
 export function outcomeOf(pi: PaymentIntent): Outcome {
   switch (pi.status) {
@@ -59,11 +59,8 @@ export function outcomeOf(pi: PaymentIntent): Outcome {
       return 'failed';
     case 'requires_action':
       return 'action';
-    case 'requires_payment_method': {
-      // A soft decline puts the intent back here with a failed attempt: this charge is over.
-      const last = pi.attempts?.at(-1);
-      return last && last.status === 'failed' ? 'failed' : 'pending';
-    }
+    case 'processing':
+      return pi.attempts?.at(-1)?.status === 'authorized' ? 'authorized' : 'pending';
     default:
       return 'pending';
   }
@@ -85,6 +82,7 @@ interface ChargeOptions {
   currency: string;
   json?: boolean;
   wait?: boolean;
+  capture?: boolean;
   timeout: number;
   live?: boolean;
 }
@@ -101,11 +99,12 @@ export function chargeCommand(): Command {
     .option('--currency <code>', 'ISO 4217 currency', 'MXN')
     .option('--json', 'print the final payment intent as JSON (for scripts); no progress line')
     .option('--wait', 'for push methods: after printing the payer instructions, keep polling until paid, failed or expired')
+    .option('--capture', 'when the card is only authorized (tok_sim_auth), capture it and follow it to its outcome')
     .option('--timeout <seconds>', 'stop waiting after this long (exit 6); 0 waits forever', nonNegativeInt('--timeout'), 60)
     .addOption(new Option('--live', 'allow a charge with a live key (sk_live_…): it moves real money'))
     .addHelpText(
       'after',
-      `\nExamples:\n  $ orquesta charge --amount 15000\n  $ orquesta charge --amount 15000 --token tok_sim_insufficient\n  $ orquesta charge --amount 25000 --method spei\n  $ orquesta charge --amount 15000 --json | jq -r .status\n\nA soft decline (the intent goes back to requires_payment_method) counts as a failed charge (exit 1).\nWith a push method the command ends (exit 0) once the payer instructions are shown, unless --wait.\n\n${EXIT_CODES_HELP}`,
+      `\nExamples:\n  $ orquesta charge --amount 15000\n  $ orquesta charge --amount 15000 --token tok_sim_insufficient\n  $ orquesta charge --amount 25000 --method spei\n  $ orquesta charge --amount 15000 --json | jq -r .status\n  $ orquesta charge --amount 15000 --token tok_sim_auth --capture\n\nA decline, hard or soft (with no retry left on another connector), fails the intent (exit 1).\nWith a push method the command ends (exit 0) once the payer instructions are shown, unless --wait.\nAn authorized card (not captured) ends the command (exit 0) with the capture command to run, unless --capture.\n\n${EXIT_CODES_HELP}`,
     )
     .action(async (opts: ChargeOptions, cmd: Command) => {
       const creds = loadCredentials(cmd.optsWithGlobals().profile ?? DEFAULT_PROFILE);
@@ -127,11 +126,20 @@ export function chargeCommand(): Command {
           throw e;
         }
         let shownAction = false;
+        let captured = false;
         let delay = 200;
         for (;;) {
           pi = (await api.get<PaymentIntent>(`/v1/payment_intents/${pi.id}?expand=attempts`)).body;
           const o = outcomeOf(pi);
           if (o === 'succeeded' || o === 'failed') break;
+          if (o === 'authorized') {
+            if (!opts.capture) break;
+            if (!captured) {
+              p.update(`Capturing ${pi.id}…`);
+              pi = (await api.post<PaymentIntent>(`/v1/payment_intents/${pi.id}/capture`, {}, { idempotent: true })).body;
+              captured = true;
+            }
+          }
           if (o === 'action') {
             if (!opts.wait) break;
             if (!shownAction && !opts.json) {
@@ -184,10 +192,10 @@ export function headline(pi: PaymentIntent): string {
   if (o === 'failed') {
     const err = pi.last_payment_error ?? failedAttempt(pi);
     const why = err ? `: ${err.code}${err.message ? ` (${err.message})` : ''}` : '';
-    const what = pi.status === 'requires_payment_method' ? 'declined (soft decline; another attempt is allowed)' : pi.status;
-    return `${paint('red', '✖')} Payment ${what}${why}`;
+    return `${paint('red', '✖')} Payment ${pi.status}${why}`;
   }
   if (o === 'action') return `${paint('yellow', '…')} Waiting for the payer: ${amount} (${pi.next_action?.type ?? 'requires_action'})`;
+  if (o === 'authorized') return `${paint('yellow', '…')} Authorized, not captured: ${amount} (the card is held; capture it to charge it)`;
   return `${paint('yellow', '…')} Payment ${pi.status}`;
 }
 
@@ -201,6 +209,7 @@ export function humanIntent(pi: PaymentIntent, actionShown = false): string {
   const lines = [headline(pi), ''];
   // What the payer has to do comes first: it is why the command stopped here.
   if (pi.status === 'requires_action' && pi.next_action && !actionShown) lines.push(actionBlock(pi), '');
+  if (outcomeOf(pi) === 'authorized') lines.push(`  Capture it with:  orquesta capture ${pi.id}`, `  (or POST /v1/payment_intents/${pi.id}/capture with an Idempotency-Key)`, '');
   lines.push(
     keyValues(
       [

@@ -1,8 +1,11 @@
 // orquesta listen: follow GET /v1/events from now on and forward each event to a local URL, signed
 // with a per-session secret (whsec_cli_…), never a real endpoint's secret. It registers no endpoint:
 // the stream only has rows while the account has an active endpoint, which it checks and explains.
+// "From now on" is a cursor, never a clock: it starts after the stream's head, the id of the newest
+// event the server reports in `Orquesta-Latest-Event-Id` (listed or not), so history that becomes
+// visible later (an endpoint registered after listen started) is behind the cursor.
 import { Command, Option } from 'commander';
-import { newWebhookSecret, SIGNATURE_HEADER, signatureHeader } from '../../api/webhook-signature.js';
+import { newWebhookSecret, SIGNATURE_HEADER, signatureHeader } from '../../kernel/signing.js';
 import { Api, ApiError, describeCause, isAbort, type Answer } from '../api.js';
 import { DEFAULT_PROFILE, loadCredentials, maskKey, normalizeBaseUrl } from '../config.js';
 import { CliError, EXIT_CODES_HELP, ExitCode } from '../exit-codes.js';
@@ -35,6 +38,10 @@ interface ListenOptions {
 const PAGE = 200;
 const FORWARD_TIMEOUT_MS = 10_000; // the service's own delivery window
 const ENDPOINT_RECHECK_POLLS = 10;
+/** Headers of GET /v1/events (api/routes/webhooks.ts). */
+const H_LATEST = 'orquesta-latest-event-id';
+const H_WITHHELD = 'orquesta-events-withheld';
+const H_NOTICE = 'orquesta-notice';
 
 export function listenCommand(): Command {
   return new Command('listen')
@@ -60,13 +67,12 @@ export function listenCommand(): Command {
       const out = (s: string) => process.stdout.write(s + '\n');
       const say = (s: string) => (opts.json ? process.stderr.write(s + '\n') : out(s));
 
-      let endpoints = await activeEndpoints(api);
-      // "From now on": the stream's last id, and the server's clock for events that appear later
-      // with older ids (the whole history shows up once an endpoint is registered).
-      const first = await api.get<EventPage>(`/v1/events?after_id=0&limit=${PAGE}`);
-      const serverStart = startTime(first, Date.now());
-      let cursor = await lastEventId(api, first.body);
-      const startCursor = cursor;
+      // "From now on": after the stream's head. A server too old to report it: the last listed id
+      // (then events recorded while no endpoint was active show up once one is registered).
+      const first = await api.get<EventPage>(`/v1/events?after_id=0&limit=1`);
+      const head = streamHead(first);
+      let cursor = head.latestId ?? (await lastEventId(api, first.body));
+      let endpoints = head.latestId !== undefined ? (head.withheld ? 0 : undefined) : await activeEndpoints(api);
       const secret = newWebhookSecret('whsec_cli_');
 
       if (opts.json) {
@@ -78,7 +84,10 @@ export function listenCommand(): Command {
         out(forwardTo ? `Forwarding events to ${forwardTo} (POST, signed).` : 'Printing events (forwarding none).');
         out(`Polling GET /v1/events every ${fmtInterval(opts.interval)} after event ${cursor}. Ctrl-C to stop.`);
       }
-      if (endpoints === 0) process.stderr.write(noEndpointHelp(creds.baseUrl, creds.apiKey, creds.livemode) + '\n');
+      if (endpoints === 0) {
+        process.stderr.write(noEndpointHelp(creds.baseUrl, creds.apiKey, creds.livemode, { notice: head.notice, localEndpoints: head.localEndpoints, forwardTo, keyInEnv: Boolean(process.env.ORQUESTA_API_KEY) }) + '\n');
+      }
+      if (head.latestId === undefined && endpoints === 0) process.stderr.write('warning: this server does not report the stream head (Orquesta-Latest-Event-Id); events recorded before now are forwarded once an endpoint is registered.\n');
 
       let polls = 0;
       let forwarded = 0;
@@ -88,8 +97,12 @@ export function listenCommand(): Command {
       try {
         while (!interrupt.signal.aborted) {
           let page: EventPage;
+          let withheld: boolean | undefined;
           try {
-            page = (await api.get<EventPage>(`/v1/events?after_id=${cursor}&limit=${PAGE}`, { retries: 0 })).body;
+            const r = await api.get<EventPage>(`/v1/events?after_id=${cursor}&limit=${PAGE}`, { retries: 0 });
+            page = r.body;
+            const h = streamHead(r);
+            if (h.latestId !== undefined) withheld = h.withheld !== undefined;
             if (failingSince !== undefined) process.stderr.write(`The event stream answers again.\n`);
             failingSince = undefined;
           } catch (e) {
@@ -103,15 +116,16 @@ export function listenCommand(): Command {
             continue;
           }
           polls++;
-          if (page.data.length && endpoints === 0) {
-            endpoints = undefined; // rows mean an endpoint is active now
+          if (endpoints === 0 && (withheld === false || page.data.length)) {
+            endpoints = undefined; // rows, or no longer withheld: an endpoint is active now
             say('An active webhook endpoint exists now: events flow from here on.');
+          } else if (withheld && endpoints !== 0) {
+            endpoints = 0;
+            process.stderr.write('The account has no active webhook endpoint any more (deleted, or disabled after 72 hours of failed deliveries): nothing is listed until one is active again.\n');
           }
           for (const ev of page.data) {
             if (interrupt.signal.aborted) break;
             cursor = Math.max(cursor, ev.id);
-            // History that appears behind the start point (an endpoint registered after we started).
-            if (startCursor === 0 && Date.parse(ev.created_at) < serverStart) continue;
             seen++;
             if (forwardTo) {
               const r = await forward(forwardTo, secret, ev);
@@ -124,7 +138,7 @@ export function listenCommand(): Command {
             else out(eventLine(ev));
           }
           if (page.has_more) continue;
-          if (endpoints === 0 && polls % ENDPOINT_RECHECK_POLLS === 0) {
+          if (endpoints === 0 && withheld === undefined && polls % ENDPOINT_RECHECK_POLLS === 0) {
             endpoints = await activeEndpoints(api).catch(() => endpoints);
             if (endpoints !== 0) say('An active webhook endpoint exists now: events flow from here on.');
           }
@@ -191,15 +205,17 @@ export async function lastEventId(api: Pick<Api, 'get'>, first: EventPage): Prom
   return lo;
 }
 
-/**
- * The server's clock when listen started, in milliseconds. The Date header has whole seconds: the
- * local clock is trusted inside that second (same machine: exact) and clamped to it otherwise
- * (a remote server with a skewed clock: off by less than a second).
- */
-export function startTime(r: Pick<Answer, 'headers'>, localNow: number): number {
-  const d = Date.parse(r.headers.get('date') ?? '');
-  if (!Number.isFinite(d)) return localNow;
-  return Math.min(Math.max(localNow, d), d + 999);
+/** What GET /v1/events reports besides the page: the stream's head, and why rows are withheld. */
+export function streamHead(r: Pick<Answer, 'headers'>): { latestId?: number; withheld?: string; localEndpoints?: boolean; notice?: string } {
+  const raw = r.headers.get(H_LATEST);
+  const latestId = raw !== null && /^\d+$/.test(raw.trim()) ? Number(raw) : undefined;
+  const [reason, ...params] = (r.headers.get(H_WITHHELD) ?? '').split(';').map((p) => p.trim());
+  return {
+    latestId,
+    withheld: reason || undefined,
+    localEndpoints: reason ? params.includes('local_endpoints=accepted') : undefined,
+    notice: r.headers.get(H_NOTICE) ?? undefined,
+  };
 }
 
 async function forward(url: string, secret: string, ev: StreamEvent): Promise<{ status?: number; error?: string; ms: number; aborted?: boolean }> {
@@ -240,13 +256,40 @@ function fmtInterval(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
-export function noEndpointHelp(baseUrl: string, apiKey: string, livemode: boolean): string {
-  return [
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+const isLocalUrl = (u: string) => {
+  try {
+    return LOOPBACK.has(new URL(u).hostname.toLowerCase());
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * What to do when the account has no active endpoint: the server's own notice, and a registration
+ * that works there. When the server says it accepts local URLs for this key (a development server,
+ * test mode: `Orquesta-Events-Withheld: …; local_endpoints=accepted`), a local URL (the forward
+ * URL when it is local); otherwise an https:// URL of the developer's.
+ */
+export function noEndpointHelp(baseUrl: string, apiKey: string, livemode: boolean, o: { notice?: string; localEndpoints?: boolean; forwardTo?: string; keyInEnv?: boolean } = {}): string {
+  const local = !livemode && o.localEndpoints === true;
+  const url = local ? (o.forwardTo && isLocalUrl(o.forwardTo) ? o.forwardTo : 'http://localhost:3000/webhooks') : 'https://your-app.example/webhooks';
+  const lines = [
     `${paint('yellow', 'Note:', process.stderr)} this account has no active webhook endpoint in ${livemode ? 'live' : 'test'} mode, so GET /v1/events stays empty`,
-    '  and there is nothing to forward. listen registers none itself. Register one with any URL the service',
-    '  accepts (it does not have to be this machine; an endpoint that keeps failing is disabled after 72 hours):',
-    `    curl -s ${baseUrl}/v1/webhook_endpoints -H "Authorization: Bearer ${maskKey(apiKey)}" \\`,
-    `      -H 'Content-Type: application/json' -d '{"url":"https://your-app.example/webhooks"}'`,
-    '  listen keeps polling and picks up events as soon as an endpoint is active.',
-  ].join('\n');
+    '  and there is nothing to forward. listen registers none itself.',
+  ];
+  if (o.notice) lines.push(`  The server says: ${o.notice}`);
+  lines.push(
+    local
+      ? '  Register one; this development server accepts a local URL for test keys, e.g.:'
+      : '  Register one with a URL of yours the service accepts (https://; an endpoint that keeps failing is disabled after 72 hours):',
+    `    curl -s ${baseUrl}/v1/webhook_endpoints -H "Authorization: Bearer $ORQUESTA_API_KEY" \\`,
+    `      -H 'Content-Type: application/json' -d '{"url":"${url}"}'`,
+  );
+  if (!o.keyInEnv) lines.push(`  (first: export ORQUESTA_API_KEY=<your ${livemode ? 'sk_live_' : 'sk_test_'} key, ${maskKey(apiKey)}>)`);
+  if (local && o.forwardTo && url === o.forwardTo) {
+    lines.push('  That URL then also gets the service\'s own delivery of each event, signed with the endpoint\'s secret (printed once by that call) rather than this session\'s.');
+  }
+  lines.push('  listen keeps polling and picks up events as soon as an endpoint is active.');
+  return lines.join('\n');
 }

@@ -5,11 +5,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { request } from 'node:http';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { loadConfig, type Config } from '../../ops/config.js';
 import { projectRoot } from '../../ops/paths.js';
 import { startApp, type RunningApp } from '../../ops/app.js';
-import { createLogger } from '../../ops/log.js';
+import { createLogger } from '../../kernel/log.js';
 
 export interface Res<T = any> {
   status: number;
@@ -147,3 +148,69 @@ export const sharedWith = (a: TestApp): Record<string, string> => ({
   DATABASE_URL: a.config.databaseUrl,
   REDIS_URL: a.config.redisUrl,
 });
+
+/**
+ * Waits until the worker process `pid` beats (ops/heartbeat.ts): its queues' workers exist by then.
+ * A fixed sleep is not enough on a loaded machine (a worker's boot took 0.7 s to 6 s here).
+ */
+export async function waitForWorker(redis: import('ioredis').Redis, prefix: string, proc: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const pid = proc.pid!;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`worker process ${pid} exited during its start (${proc.exitCode ?? proc.signalCode})`);
+    const members = await redis.zrange(`${prefix}:workers`, 0, -1);
+    if (members.some((m) => m.includes(`:${pid}:`))) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`worker process ${pid} did not start within ${timeoutMs} ms`);
+}
+
+/** A TCP port free on loopback right now (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Waits until `url`/health/live answers 200; fails at once if the process it belongs to exited. */
+export async function waitReady(url: string, proc?: ChildProcess, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (proc && (proc.exitCode !== null || proc.signalCode !== null)) throw new Error(`the process for ${url} exited during its start (${proc.exitCode ?? proc.signalCode})`);
+    const ok = await httpCall(`${url}/health/live`, 'GET', {}).then((r) => r.status === 200, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up within ${ms} ms`);
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Calls fn until ok(its value) or ms pass; returns the value, or throws saying what it last saw. */
+export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  let v = await fn();
+  while (!ok(v) && Date.now() < end) {
+    await sleep(50);
+    v = await fn();
+  }
+  if (!ok(v)) throw new Error(`condition not met: ${JSON.stringify(v)}`);
+  return v;
+}
+
+/** Deletes every Redis key of a prefix (a test's own: "Redis lost everything"); returns how many. */
+export async function flushPrefix(redis: import('ioredis').Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let n = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) n += await redis.del(...keys);
+  } while (cursor !== '0');
+  return n;
+}

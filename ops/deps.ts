@@ -1,19 +1,24 @@
 // What handlers and commands are given: the process's pools and shared services.
 import type { Redis } from 'ioredis';
-import type { Config } from '../ops/config.js';
-import type { Sql } from '../ops/db.js';
-import type { Logger } from '../ops/log.js';
-import type { Metrics } from '../ops/metrics.js';
-import type { KeyStore } from './auth.js';
-import type { Idempotency } from './idempotency.js';
-import type { RateLimiter } from './rate-limit.js';
+import type { Config } from './config.js';
+import type { Sql } from '../kernel/db.js';
+import type { Logger } from '../kernel/log.js';
+import type { Metrics } from '../kernel/metrics.js';
+import type { KeyStore } from '../api/auth.js';
+import type { Idempotency } from '../api/idempotency.js';
+import type { RateLimiter } from '../api/rate-limit.js';
 import type { PaymentIntents } from '../actors/payment-intents.js';
-import type { Queues } from '../actors/queues.js';
+import type { Queues } from '../kernel/queues.js';
+import type { Runtime } from '../kernel/runtime.js';
+import type { TestClock } from '../actors/test-clock.js';
 import type { WebhookDelivery } from '../actors/webhook-delivery.js';
 import type { Refunds } from '../actors/refunds.js';
 import type { PaymentMethods } from '../actors/payment-methods.js';
 import type { Router } from '../connectors/routing.js';
 import type { SimAcquirer } from '../connectors/sim.js';
+import type { SecretBox } from './secret-box.js';
+import type { ConnectServices } from './connect.js';
+import type { Invoices } from '../actors/invoices.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -30,10 +35,20 @@ export interface AppDeps {
   readonly adminKeyHash: string;
   readonly startedAt: Date;
   readonly queues: Queues;
+  /** Jobs, timers, reactions and the entity actor of every installed capability. */
+  readonly runtime: Runtime;
   readonly router: Router;
   readonly sim: SimAcquirer;
   readonly payments: PaymentIntents;
   readonly webhooks: WebhookDelivery;
   readonly refunds: Refunds;
   readonly methods: PaymentMethods;
+  readonly testClock: TestClock;
+  /** Secrets at rest (full CLABEs, rail credentials). */
+  readonly secrets: SecretBox;
+  readonly onboarding: ConnectServices['onboarding'];
+  readonly connect: ConnectServices['connect'];
+  readonly payouts: ConnectServices['payouts'];
+  readonly payoutCredentials: ConnectServices['payoutCredentials'];
+  readonly invoices: Invoices;
 }

@@ -1,7 +1,6 @@
 // Postgres pools (postgres.js). The primary is the system of record; a replica, when configured,
 // serves reads that tolerate lag (reports, lists) and /health/replication.
 import postgres from 'postgres';
-import type { Config } from './config.js';
 
 export type Sql = postgres.Sql<{}>;
 export type Tx = postgres.TransactionSql<{}>;
@@ -84,7 +83,10 @@ export async function atomically<T>(sql: Sql, build: (tx: Sql) => Promise<T> | T
       result = await build(tx);
     } catch (e) {
       await conn`rollback`.catch(() => {});
-      await Promise.all(settled);
+      const errors = (await Promise.all(settled)).filter((x): x is Error => x !== undefined);
+      // A statement `build` awaited may only report the aborted transaction (25P02): the cause is
+      // the first statement that failed before it (a trigger, a constraint).
+      if (sqlState(e) === IN_FAILED_TX) throw errors.find((x) => sqlState(x) !== IN_FAILED_TX) ?? e;
       throw e;
     }
     const commit = conn`commit`;

@@ -2,7 +2,7 @@
 // The Postgres row's version is the fencing token for a holder whose lock expired.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ATTR, inSpan, SpanKind } from '../ops/tracing.js';
+import { ATTR, inSpan, SpanKind } from './tracing.js';
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 

@@ -1,7 +1,7 @@
 // The double-entry journal: one entry per business fact, lines summing to zero per currency
 // (checked here, and enforced by the database at commit), never updated or deleted.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../ops/db.js';
+import type { Db } from './db.js';
 
 export interface Line {
   account: string;

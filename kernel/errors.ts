@@ -15,6 +15,9 @@ const STATUS_EXCEPTIONS: Partial<Record<ErrorCode, number>> = {
   'payment_method.not_chargeable': 409, // spec: Customers and payment methods table
   'autofactura.not_available': 404, // spec: Self-invoice ("same answer" as receipt_not_found)
   'request.too_large': 413,
+  'request.uri_too_long': 414,
+  'request.unsupported_media_type': 415,
+  'request.headers_too_large': 431,
   internal_error: 500,
   service_unavailable: 503,
 };

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { injectTrace } from '../ops/tracing.js';
+import { injectTrace } from './tracing.js';
 
 export const shardOf = (entityId: string, shards: number) => createHash('sha1').update(entityId).digest().readUInt32BE(0) % shards;
 export const queueName = (kind: string, shard: number) => `${kind}-{${shard}}`;
@@ -20,10 +20,24 @@ export const DEFAULT_JOB: JobsOptions = {
 export class Queues {
   private queues = new Map<string, Queue>();
   private connection: Redis;
+  private shardCounts = new Map<string, number>();
 
+  /** `shards`: QUEUE_SHARDS, the shards of queue kinds that ask for the default (the payment spine's). */
   constructor(redis: Redis, private prefix: string, readonly shards: number) {
     // No auto-pipelining for BullMQ: it rebuilds a Pipeline with every script per tick (measured: -35% CPU).
     this.connection = redis.duplicate({ maxRetriesPerRequest: null, enableAutoPipelining: false });
+  }
+
+  /**
+   * Shards of a queue kind (every process installs the same capabilities, so they agree): a busy
+   * kind takes QUEUE_SHARDS, a quiet one fewer (each shard is a BullMQ worker and its connections).
+   */
+  setShards(kind: string, n: number | 'default'): void {
+    this.shardCounts.set(kind, n === 'default' ? this.shards : Math.max(1, Math.min(n, this.shards)));
+  }
+
+  shardsOf(kind: string): number {
+    return this.shardCounts.get(kind) ?? 1;
   }
 
   private queue(name: string): Queue {
@@ -38,14 +52,19 @@ export class Queues {
   /** Enqueues with the caller's trace context in the job data (`_trace`), so the worker's span joins the trace. */
   async add(kind: string, entityId: string, name: string, data: object, opts: JobsOptions & { jobId: string }): Promise<void> {
     const trace = (data as { _trace?: object })._trace ?? injectTrace();
-    await this.queue(queueName(kind, shardOf(entityId, this.shards))).add(name, Object.keys(trace).length ? { ...data, _trace: trace } : data, { ...DEFAULT_JOB, ...opts });
+    await this.queue(queueName(kind, shardOf(entityId, this.shardsOf(kind)))).add(name, Object.keys(trace).length ? { ...data, _trace: trace } : data, { ...DEFAULT_JOB, ...opts });
+  }
+
+  /** A repeatable job (BullMQ job scheduler): one job per interval, whatever the number of workers. */
+  async schedule(kind: string, entityId: string, schedulerId: string, everyMs: number, name: string, data: object): Promise<void> {
+    await this.queue(queueName(kind, shardOf(entityId, this.shardsOf(kind)))).upsertJobScheduler(schedulerId, { every: everyMs }, { name, data, opts: { removeOnComplete: 10, removeOnFail: 50 } });
   }
 
   /** Job counts of every shard queue of the given kinds (for /metrics). */
   async depths(kinds: string[]): Promise<Array<{ queue: string; state: string; count: number }>> {
     const out: Array<{ queue: string; state: string; count: number }> = [];
     for (const kind of kinds) {
-      for (let shard = 0; shard < this.shards; shard++) {
+      for (let shard = 0; shard < this.shardsOf(kind); shard++) {
         const name = queueName(kind, shard);
         const counts = await this.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed');
         for (const [state, count] of Object.entries(counts)) out.push({ queue: name, state, count });

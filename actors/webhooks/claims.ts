@@ -1,0 +1,239 @@
+// Claims and the sweep: the leases of a worker's deliveries in Postgres. A sweep claims, in batches,
+// the pending deliveries due on their tenant's clock that no live worker holds (due retries, a
+// crashed worker's lapsed leases, deliveries the relay could not lease) and disables endpoints
+// failing for 72 h. Sweeps run every SWEEP_INTERVAL_MS (the worker's timer), at a retry's due time
+// in this process, and at once when an API process publishes a wake-up after a test-clock advance.
+// Leases last JOB_LOCK_MS and are renewed every third of it while a delivery waits in memory or is
+// in flight, so a slow receiver never gets a second concurrent copy from another worker.
+import type { Redis } from 'ioredis';
+import type { Sql } from '../../kernel/db.js';
+import type { Logger } from '../../kernel/log.js';
+import type { Carrier } from '../../kernel/tracing.js';
+import type { Dispatcher } from './dispatcher.js';
+import { idArray, ItemBatch } from './item.js';
+import type { Target } from './http-client.js';
+import type { Lease, OutcomeWriter } from './outcomes.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Deliveries claimed per sweep statement. */
+const CLAIM_BATCH = 500;
+
+export interface ClaimsDeps {
+  sql: Sql;
+  redis: Redis;
+  log: Logger;
+  /** Channel of the wake-ups published after a test-clock advance (`<prefix>:wh:wake`). */
+  wakeChannel: string;
+  lease: Lease;
+  dispatcher: Dispatcher;
+  outcomes: OutcomeWriter;
+  targetOf(url: string): Target | null;
+}
+
+export class Claims {
+  private sub?: Redis;
+  private renewTimer?: NodeJS.Timeout;
+  private retryTimer?: NodeJS.Timeout;
+  private retryAt = Infinity;
+  private sweeping?: Promise<number>;
+  private sweepAgain = false;
+  private clockTenants = new Set<string>();
+
+  constructor(private readonly d: ClaimsDeps) {}
+
+  /** Renews leases every third of their length and listens for wake-ups (a worker process). */
+  async start() {
+    const { d } = this;
+    this.renewTimer = setInterval(() => void this.renew().catch((e) => d.log.warn('renewing webhook delivery leases failed', { err: e })), Math.max(200, Math.floor(d.lease.ms / 3)));
+    this.sub = d.redis.duplicate({ enableAutoPipelining: false });
+    this.sub.on('message', (_channel: string, tenantId: string) => void this.sweepOnce({ tenantId: tenantId || undefined }).catch((e) => d.log.warn('webhook sweep after a wake-up failed', { err: e })));
+    this.sub.on('error', (e) => d.log.warn('webhook wake-up subscription error', { err: e }));
+    await this.sub.subscribe(d.wakeChannel);
+  }
+
+  stop() {
+    clearInterval(this.renewTimer);
+    clearTimeout(this.retryTimer);
+    this.retryAt = Infinity;
+    this.sub?.disconnect();
+    this.sub = undefined;
+  }
+
+  /** Resolves when the sweep in progress (if any) has ended. */
+  async settled() {
+    await this.sweeping?.catch(() => 0);
+  }
+
+  /**
+   * In a worker: claims what is due (see the file's head) after re-reading the test clock of
+   * `tenantId` when given (it was just advanced). In an API process (no dispatcher): publishes a
+   * wake-up so that workers do it now. Concurrent calls coalesce into one more pass.
+   */
+  async sweepOnce(opts: { tenantId?: string } = {}): Promise<number> {
+    const { d } = this;
+    if (!d.dispatcher.running) {
+      await d.redis.publish(d.wakeChannel, opts.tenantId ?? '');
+      return 0;
+    }
+    if (opts.tenantId && UUID.test(opts.tenantId)) this.clockTenants.add(opts.tenantId);
+    if (this.sweeping) {
+      this.sweepAgain = true;
+      return this.sweeping;
+    }
+    this.sweeping = (async () => {
+      let n = 0;
+      try {
+        do {
+          this.sweepAgain = false;
+          await this.refreshClocks();
+          for (;;) {
+            const room = Math.min(CLAIM_BATCH, d.dispatcher.room);
+            if (room <= 0 || !d.dispatcher.running) break;
+            const got = await this.claim(room);
+            n += got;
+            if (got < room) break;
+          }
+          for (const endpointId of await d.outcomes.staleEndpoints()) await this.disable(endpointId, 'a delivery failed for 72 hours');
+        } while (this.sweepAgain && d.dispatcher.running);
+      } finally {
+        this.sweeping = undefined;
+      }
+      return n;
+    })();
+    return this.sweeping;
+  }
+
+  /** Sweeps again when a retry recorded here is due (by the local clock; a clock advance wakes it sooner). */
+  wakeAt(at: number) {
+    if (!this.d.dispatcher.running || at >= this.retryAt) return;
+    clearTimeout(this.retryTimer);
+    this.retryAt = at;
+    this.retryTimer = setTimeout(() => {
+      this.retryAt = Infinity;
+      void this.sweepOnce().catch((e) => this.d.log.warn('webhook retry sweep failed', { err: e }));
+    }, Math.max(0, at - Date.now()));
+    this.retryTimer.unref();
+  }
+
+  /** Gives back the leases of deliveries this process will not send (stopping). */
+  async release(ids: number[]) {
+    if (!ids.length) return;
+    await this.d.sql`
+      update webhook_deliveries set lease_until = null, lease_owner = null
+       where id = any(${idArray(ids)}::bigint[]) and status = 'pending' and lease_owner = ${this.d.lease.owner}`.catch((e) =>
+      this.d.log.warn('releasing webhook leases failed; they lapse on their own', { err: e }),
+    );
+  }
+
+  /** Disables an endpoint: this process sends nothing more to it, its pending deliveries are discarded. */
+  async disable(endpointId: string, reason: string) {
+    this.d.dispatcher.disabled.add(endpointId);
+    await this.d.outcomes.disable(endpointId, reason);
+  }
+
+  /**
+   * The test clock of a tenant was advanced: the deliveries held for it (waiting or in flight) take
+   * the new offset, so an answer that comes back after the advance counts its retry wait from the
+   * tenant's new now.
+   */
+  private async refreshClocks() {
+    if (!this.clockTenants.size) return;
+    const tenants = [...this.clockTenants];
+    this.clockTenants.clear();
+    const rows = await this.d.sql`select tenant_id, offset_ms from test_clocks where tenant_id = any(${`{${tenants.join(',')}}`}::uuid[])`;
+    const offsets = new Map(rows.map((r) => [r.tenant_id as string, Number(r.offset_ms)]));
+    for (const i of this.d.dispatcher.held.values()) {
+      const o = offsets.get(i.tenantId);
+      if (o !== undefined && !i.livemode) i.offsetMs = o;
+    }
+  }
+
+  private async claim(limit: number): Promise<number> {
+    const { d } = this;
+    const t0 = Date.now();
+    // The first bound on next_attempt_at (the largest test-clock offset) lets the partial index on
+    // (next_attempt_at) where pending stop the scan; the second is the delivery's own tenant clock.
+    const rows = await d.sql`
+      with due as (
+        select d.id from webhook_deliveries d
+          left join test_clocks c on c.tenant_id = d.tenant_id and not d.livemode
+         where d.status = 'pending' and d.endpoint_id is not null
+           and (d.lease_until is null or d.lease_until < now())
+           and d.next_attempt_at <= now() + make_interval(secs => greatest(0, (select coalesce(max(offset_ms), 0) from test_clocks)) / 1000.0)
+           and d.next_attempt_at <= now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0)
+         order by d.next_attempt_at limit ${limit}
+           for update of d skip locked
+      ), claimed as (
+        update webhook_deliveries d set lease_until = now() + make_interval(secs => ${d.lease.ms / 1000}), lease_owner = ${d.lease.owner}
+          from due where d.id = due.id
+        returning d.id, d.event_id, d.endpoint_id, d.tenant_id, d.livemode, d.attempts, d.queued_at
+      )
+      select cl.id, cl.endpoint_id, cl.tenant_id, cl.livemode, cl.attempts, cl.queued_at,
+             e.event_id, e.event_type, e.data, e.created_at, e.traceparent,
+             w.url, w.active, s.secret, case when s.previous_until > now() then s.previous_secret end as previous_secret,
+             case when cl.livemode then 0 else coalesce(c.offset_ms, 0) end::float8 as offset_ms
+        from claimed cl
+        join outbox_events e on e.id = cl.event_id
+        join webhook_endpoints w on w.id = cl.endpoint_id
+        join webhook_secrets s on s.endpoint_id = w.id
+        left join test_clocks c on c.tenant_id = cl.tenant_id`;
+    const inactive: number[] = [];
+    const batch = new ItemBatch(d.targetOf, t0 + d.lease.ms);
+    for (const r of rows) {
+      const id = Number(r.id);
+      if (!r.active || d.dispatcher.disabled.has(r.endpoint_id as string)) {
+        inactive.push(id);
+        continue;
+      }
+      const existing = d.dispatcher.held.get(id);
+      if (existing) {
+        existing.leaseUntil = t0 + d.lease.ms; // ours already (a renewal that came late): keep the copy we hold
+        continue;
+      }
+      d.dispatcher.hold(
+        batch.item({
+          id,
+          tenantId: r.tenant_id as string,
+          endpointId: r.endpoint_id as string,
+          url: r.url as string,
+          secret: r.secret as string,
+          previousSecret: (r.previous_secret as string | null) ?? null,
+          eventId: r.event_id as string,
+          eventType: r.event_type as string,
+          data: r.data,
+          createdAt: r.created_at as Date,
+          livemode: r.livemode as boolean,
+          traceparent: (r.traceparent as Carrier | null) ?? null,
+          attempts: r.attempts as number,
+          queuedAtMs: (r.queued_at as Date).getTime(),
+          offsetMs: Number(r.offset_ms),
+        }),
+      );
+    }
+    if (inactive.length) {
+      await d.sql`update webhook_deliveries set status = 'discarded', last_error = 'endpoint disabled', lease_until = null, lease_owner = null
+                   where id = any(${idArray(inactive)}::bigint[]) and status = 'pending'`;
+    }
+    d.dispatcher.pump();
+    return rows.length;
+  }
+
+  /** Renews the leases of everything this worker holds; drops what is no longer pending or no longer ours. */
+  private async renew() {
+    const { d } = this;
+    const ids = [...d.dispatcher.held.keys()];
+    if (!ids.length) return;
+    const t0 = Date.now();
+    const rows = await d.sql`
+      update webhook_deliveries set lease_until = now() + make_interval(secs => ${d.lease.ms / 1000})
+       where id = any(${idArray(ids)}::bigint[]) and status = 'pending' and lease_owner = ${d.lease.owner}
+       returning id`;
+    const kept = new Set(rows.map((r) => Number(r.id)));
+    for (const id of ids) {
+      const i = d.dispatcher.held.get(id);
+      if (!i) continue;
+      if (kept.has(id)) i.leaseUntil = t0 + d.lease.ms;
+      else if (!i.inFlight) d.dispatcher.held.delete(id); // delivered or discarded elsewhere, or claimed by another worker: not sent here
+    }
+  }
+}

@@ -1,0 +1,215 @@
+// The relay: committed outbox events → deliveries. One transaction per batch of events (FOR UPDATE
+// SKIP LOCKED, so several workers relay side by side) inserts one delivery per matching active
+// endpoint plus the internal sink; the pending ones are leased to this worker and, after the
+// commit, handed to its dispatcher in memory with body, URL and secrets already read (no query per
+// delivery). `RelayLoop` runs it: at once when a commit wakes it (kernel/outbox.ts `wakeRelay`),
+// and every RELAY_INTERVAL_MS as the safety net.
+import type { Redis } from 'ioredis';
+import type { Sql } from '../../kernel/db.js';
+import type { Logger } from '../../kernel/log.js';
+import { onRelayWake, relayWakeChannel } from '../../kernel/outbox.js';
+import type { Carrier } from '../../kernel/tracing.js';
+import type { Dispatcher } from './dispatcher.js';
+import type { Target } from './http-client.js';
+import { idArray, ItemBatch, SINK, type DeliveryItem } from './item.js';
+import type { Lease } from './outcomes.js';
+
+/** Events per relay transaction; the first of a burst is smaller (its deliveries start sooner). */
+export const RELAY_BATCH = 500;
+export const RELAY_FIRST_BATCH = 100;
+/** After a pass, a wake-up that came during it starts the next one this much later (commits in a row cost a pass per gap, not one each). */
+export const RELAY_WAKE_GAP_MS = 10;
+
+export interface RelayDeps {
+  sql: Sql;
+  lease: Lease;
+  dispatcher: Dispatcher;
+  targetOf(url: string): Target | null;
+}
+
+export class Relay {
+  constructor(private readonly d: RelayDeps) {}
+
+  /**
+   * Relays up to `batch` committed events; returns how many. The deliveries are built by Postgres
+   * (events × matching active endpoints, plus the sink), the pending ones leased to this worker and
+   * handed to its dispatcher after the commit.
+   */
+  async relayOnce(batch = RELAY_BATCH): Promise<number> {
+    const { sql, lease, dispatcher } = this.d;
+    // Backpressure: a running dispatcher that already holds half its fill takes no new events now.
+    // They wait, committed, in the outbox until it drains (or another worker relays them). Relaying
+    // past the fill would leave deliveries unleased, for the slower sweep claims (measured: a
+    // 32,000-delivery burst fell from ~12k/s to ~6k/s that way).
+    if (dispatcher.paused) return 0;
+    const handoff: DeliveryItem[] = [];
+    const started = Date.now(); // no later than the transaction's now(), from which the leases run
+    const leased = dispatcher.running && dispatcher.room > 0;
+    const n = await sql.begin(async (tx) => {
+      const events = await tx`
+        with ev as (select id from outbox_events where relayed_at is null order by id limit ${batch} for update skip locked)
+        update outbox_events e set relayed_at = now() from ev where e.id = ev.id
+        returning e.id, e.event_id, e.tenant_id, e.livemode, e.event_type, e.data, e.created_at, e.traceparent,
+                  case when e.livemode then 0 else coalesce((select c.offset_ms from test_clocks c where c.tenant_id = e.tenant_id), 0) end::float8 as offset_ms,
+                  (extract(epoch from now()) * 1000)::float8 as now_ms`;
+      if (!events.length) return 0;
+      const tenants = [...new Set(events.map((e) => e.tenant_id as string))];
+      const endpoints = await tx`
+        select w.id, w.url, s.secret, case when s.previous_until > now() then s.previous_secret end as previous_secret
+          from webhook_endpoints w join webhook_secrets s on s.endpoint_id = w.id
+         where w.active and w.tenant_id in ${tx(tenants)}`;
+      const epIds = `{${endpoints.map((w) => w.id as string).join(',')}}`;
+      const inserted = await tx`
+        insert into webhook_deliveries (event_id, endpoint_key, endpoint_id, tenant_id, livemode, status, attempts, queued_at, next_attempt_at, delivered_at, lease_until, lease_owner)
+        select e.id, coalesce(w.id::text, ${SINK}::text), w.id, e.tenant_id, e.livemode,
+               case when w.id is null then 'succeeded' else 'pending' end, case when w.id is null then 1 else 0 end,
+               t.now, t.now, case when w.id is null then t.now end,
+               case when w.id is not null and ${leased}::boolean then now() + make_interval(secs => ${lease.ms / 1000}) end,
+               case when w.id is not null and ${leased}::boolean then ${lease.owner}::text end
+          from outbox_events e
+          left join test_clocks c on c.tenant_id = e.tenant_id and not e.livemode
+          cross join lateral (select now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0) as now) t
+          cross join lateral (
+            select null::uuid as id
+            union all
+            select w.id from webhook_endpoints w
+             where w.id = any(${epIds}::uuid[]) and w.tenant_id = e.tenant_id and w.livemode = e.livemode
+               and (w.events is null or e.event_type = any(w.events))) w
+         where e.id = any(${idArray(events.map((e) => Number(e.id)))}::bigint[])
+        on conflict (event_id, endpoint_key) do nothing
+        returning id, event_id, endpoint_id`;
+      if (!leased) return events.length;
+      const evById = new Map(events.map((e) => [Number(e.id), e]));
+      const epById = new Map(endpoints.map((w) => [w.id as string, w]));
+      const items = new ItemBatch(this.d.targetOf, started + lease.ms);
+      for (const r of inserted) {
+        if (r.endpoint_id === null) continue; // the sink's row
+        const e = evById.get(Number(r.event_id));
+        const ep = epById.get(r.endpoint_id as string);
+        if (!e || !ep) continue; // not expected; the lease lapses and a sweep sends it
+        handoff.push(
+          items.item({
+            id: Number(r.id),
+            tenantId: e.tenant_id as string,
+            endpointId: ep.id as string,
+            url: ep.url as string,
+            secret: ep.secret as string,
+            previousSecret: (ep.previous_secret as string | null) ?? null,
+            eventId: e.event_id as string,
+            eventType: e.event_type as string,
+            data: e.data,
+            createdAt: e.created_at as Date,
+            livemode: e.livemode as boolean,
+            traceparent: (e.traceparent as Carrier | null) ?? null,
+            attempts: 0,
+            queuedAtMs: Number(e.now_ms) + Number(e.offset_ms), // queued_at: the transaction's now() on the tenant's clock
+            offsetMs: Number(e.offset_ms),
+          }),
+        );
+      }
+      return events.length;
+    });
+    // After the commit only: a rolled-back relay sends nothing.
+    for (const i of handoff) dispatcher.hold(i);
+    dispatcher.pump();
+    return n;
+  }
+}
+
+export interface RelayLoopDeps {
+  /** One relay transaction of at most `batch` events; returns how many it relayed. */
+  relayOnce(batch: number): Promise<number>;
+  /** False while the relay would relay nothing (backpressure): a wake-up is then left to other processes. */
+  accepting?(): boolean;
+  redis: Redis;
+  /** The deployment's Redis prefix: the wake-up channel's and the in-process registration's. */
+  prefix: string;
+  /** The poll (RELAY_INTERVAL_MS): the safety net for lost wake-ups and for writers that send none. */
+  intervalMs: number;
+  log: Logger;
+  wakeGapMs?: number;
+}
+
+/**
+ * Runs relay passes: on a wake-up (in-process from `wakeRelay`, or over Redis pub/sub from another
+ * process), on the poll, and when asked (`now`, the worker's tick). One pass at a time; a pass
+ * relays a small first batch, then full ones while they come back full. Wake-ups that arrive during
+ * a pass cost exactly one more pass (RELAY_WAKE_GAP_MS after it); those of one event-loop turn
+ * while idle cost one pass.
+ */
+export class RelayLoop {
+  /** Passes run so far (tests, debugging). */
+  passes = 0;
+  private stopped = true;
+  private pass?: Promise<void>;
+  private again = false;
+  private woken?: NodeJS.Immediate;
+  private timer?: NodeJS.Timeout;
+  private sub?: Redis;
+  private unregister?: () => void;
+
+  constructor(private readonly d: RelayLoopDeps) {}
+
+  async start(): Promise<this> {
+    if (!this.stopped) return this;
+    const { d } = this;
+    this.stopped = false;
+    this.timer = setInterval(() => void this.now(), d.intervalMs);
+    this.unregister = onRelayWake(d.prefix, () => this.wake());
+    this.sub = d.redis.duplicate({ enableAutoPipelining: false });
+    this.sub.on('message', () => void this.wake());
+    this.sub.on('error', (e) => d.log.warn('relay wake-up subscription error', { err: e }));
+    await this.sub.subscribe(relayWakeChannel(d.prefix));
+    return this;
+  }
+
+  /** Stops the poll and the wake-ups; resolves when the pass in progress (if any) has ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    if (this.woken) clearImmediate(this.woken);
+    this.woken = undefined;
+    this.unregister?.();
+    this.unregister = undefined;
+    this.sub?.disconnect();
+    this.sub = undefined;
+    await this.pass;
+  }
+
+  /** A wake-up: a pass soon (this turn's wake-ups share it), or one more after the pass in progress. Returns whether this relay takes it. */
+  wake(): boolean {
+    if (this.stopped || (this.d.accepting && !this.d.accepting())) return false;
+    if (this.pass) this.again = true;
+    else this.woken ??= setImmediate(() => {
+      this.woken = undefined;
+      void this.now();
+    });
+    return true;
+  }
+
+  /** A pass now, or the one in progress. */
+  now(): Promise<void> {
+    this.pass ??= this.run();
+    return this.pass;
+  }
+
+  private async run() {
+    const { d } = this;
+    try {
+      do {
+        if (this.again) {
+          this.again = false;
+          await new Promise((r) => setTimeout(r, d.wakeGapMs ?? RELAY_WAKE_GAP_MS));
+          if (this.stopped) break;
+        }
+        this.passes++;
+        // A small first batch, so that the first deliveries of a burst start sooner; then full batches.
+        for (let batch = RELAY_FIRST_BATCH; (await d.relayOnce(batch)) === batch && !this.stopped; batch = RELAY_BATCH);
+      } while (this.again && !this.stopped);
+    } catch (e) {
+      d.log.warn('outbox relay failed', { err: e });
+    } finally {
+      this.pass = undefined;
+    }
+  }
+}

@@ -1,0 +1,64 @@
+// The idempotency record (spec: Errors > Idempotency; architecture invariant 3): the row that an
+// effect's transaction writes with the exact response the client receives, so there is no effect
+// without its record and no record without its effect. The edge (api/idempotency.ts) looks records
+// up and holds the short Redis lock; actors write records here, inside their transaction.
+import { createHash } from 'node:crypto';
+import type { Db, Sql } from './db.js';
+import { answerJson, canonicalJson } from './json.js';
+
+export interface IdempotencyHandle {
+  readonly tenantId: string;
+  readonly livemode: boolean;
+  readonly key: string;
+  readonly requestHash: string;
+  readonly method: string;
+  readonly path: string;
+}
+
+export function requestHash(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+}
+
+/** The idempotency record of a request: its row, as postgres.js's `sql(row, ...columns)` inserts it. */
+const RECORD_COLUMNS = ['tenant_id', 'livemode', 'key', 'request_hash', 'method', 'path', 'status_code', 'response_body'] as const;
+const recordRow = (h: IdempotencyHandle, status: number, body: unknown) => ({
+  tenant_id: h.tenantId,
+  livemode: h.livemode,
+  key: h.key,
+  request_hash: h.requestHash,
+  method: h.method,
+  path: h.path,
+  status_code: status,
+  response_body: answerJson(body),
+});
+type RowHelper = (row: object, ...columns: readonly string[]) => never;
+
+/**
+ * Stores the response of a committed effect. Call it inside the effect's transaction with the
+ * exact status and body the client will receive.
+ */
+export function saveIdempotent(tx: Db, h: IdempotencyHandle | undefined, status: number, body: unknown): Promise<unknown> {
+  if (!h) return Promise.resolve();
+  // the idempotency record of this request; commits or rolls back with its effect
+  return tx`insert into idempotency_keys ${(tx as unknown as RowHelper)(recordRow(h, status, body), ...RECORD_COLUMNS)}`;
+}
+
+/**
+ * The same record as a data-modifying CTE (`, idempotency_record as (insert …)`) for a command
+ * that writes its whole effect in one statement; an empty fragment without a handle.
+ */
+export function idempotencyCte(sql: Sql, h: IdempotencyHandle | undefined, status: number, body: unknown) {
+  if (!h) return sql``;
+  return sql`, idempotency_record as (insert into idempotency_keys ${(sql as unknown as RowHelper)(recordRow(h, status, body), ...RECORD_COLUMNS)})`;
+}
+
+export const isIdempotencyConflict = (e: unknown) =>
+  (e as { code?: string; constraint_name?: string })?.code === '23505' && (e as { constraint_name?: string }).constraint_name === 'idempotency_keys_pkey';
+
+/** Deletes records past the retention (at least 24 h, spec). Returns how many were removed. */
+export async function pruneIdempotency(sql: Sql, retentionHours: number): Promise<number> {
+  const r = await sql`
+    -- idempotency records older than the retention window
+    delete from idempotency_keys where created_at < now() - make_interval(hours => ${retentionHours})`;
+  return r.count;
+}

@@ -1,0 +1,54 @@
+// Cross-entity reactions inside one transaction. A capability subscribes to a domain event (an
+// outbox event or an internal signal of a step) instead of the emitting actor knowing about it:
+// a paid intent marks its payment link paid, a paid receivable asks for its invoice, a split is
+// made on capture. A reaction runs in the committing transaction: what it writes commits or rolls
+// back with the step. It may issue statements with `tx` (pipelined; await one only when its result
+// decides what to do next) and ask for jobs after the commit. It must not call outside parties.
+import type { Sql } from './db.js';
+import type { JobRequest } from './jobs.js';
+
+export interface DomainEvent {
+  type: string;
+  tenantId: string;
+  livemode: boolean;
+  /** The kind of the entity whose step emitted it (payment_intent, refund, …). */
+  entityKind: string;
+  entityId: string;
+  data: unknown;
+}
+
+export interface ReactionContext {
+  /** The step's transaction. */
+  tx: Sql;
+  /** The pool, for building fragments (never issue statements with it here). */
+  sql: Sql;
+  /** Real time of the step. */
+  at: Date;
+  /** The tenant's clock. */
+  now: Date;
+  /** A job to enqueue after the commit. */
+  after(job: JobRequest): void;
+}
+
+export type Reaction = (e: DomainEvent, ctx: ReactionContext) => void | Promise<void>;
+
+export class Reactions {
+  private byType = new Map<string, Reaction[]>();
+
+  on(type: string, reaction: Reaction): void {
+    const list = this.byType.get(type) ?? [];
+    list.push(reaction);
+    this.byType.set(type, list);
+  }
+
+  has(type: string): boolean {
+    return this.byType.has(type);
+  }
+
+  /** Runs the subscribers of each event, in order, inside the transaction. */
+  async run(events: readonly DomainEvent[], ctx: ReactionContext): Promise<void> {
+    const pending: Array<void | Promise<void>> = [];
+    for (const e of events) for (const r of this.byType.get(e.type) ?? []) pending.push(r(e, ctx));
+    await Promise.all(pending);
+  }
+}

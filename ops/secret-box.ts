@@ -1,0 +1,30 @@
+// The deployment's key of secrets at rest (kernel/secret-box.ts): SECRETS_KEY (32 bytes, base64 or
+// hex); when unset, one generated on first start and kept in STATE_DIR (mode 0600), like the
+// operator key. Every process of a deployment (API and workers) must share it: set SECRETS_KEY, or
+// give them the same STATE_DIR.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseSecretsKey, SecretBox } from '../kernel/secret-box.js';
+import { resolveState } from './paths.js';
+
+export { parseSecretsKey, SecretBox };
+
+/** The deployment's secret box: SECRETS_KEY, else the key kept in STATE_DIR (created on first start). */
+export function resolveSecretBox(config: { secretsKey?: string; stateDir: string }): SecretBox {
+  if (config.secretsKey) return new SecretBox(parseSecretsKey(config.secretsKey));
+  const dir = resolveState(config.stateDir);
+  const file = join(dir, 'secrets-key.json');
+  if (existsSync(file)) return new SecretBox(parseSecretsKey((JSON.parse(readFileSync(file, 'utf8')) as { secrets_key: string }).secrets_key));
+  const key = randomBytes(32);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // wx: two processes starting at once do not overwrite each other's key; the loser reads the winner's.
+  try {
+    writeFileSync(file, JSON.stringify({ secrets_key: key.toString('base64') }) + '\n', { mode: 0o600, flag: 'wx' });
+    chmodSync(file, 0o600);
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'EEXIST') throw e;
+    return new SecretBox(parseSecretsKey((JSON.parse(readFileSync(file, 'utf8')) as { secrets_key: string }).secrets_key));
+  }
+  return new SecretBox(key);
+}

@@ -1,0 +1,64 @@
+// Status vocabularies are defined once, by the machines: the schema enum of each resource (what
+// OpenAPI promises) and the SQL CHECK of its status column (what the database accepts) must list
+// exactly the machine's states. A new stateful resource adds a line to RESOURCES.
+import t from 'tap';
+import type { AnyStateMachine } from 'xstate';
+import { createSql } from '../kernel/db.js';
+import { machineStates } from '../kernel/machine-step.js';
+import { migrate } from '../ops/migrate.js';
+import { attemptMachine } from '../machines/attempt.js';
+import { paymentIntentMachine } from '../machines/payment-intent.js';
+import { paymentMethodMachine } from '../machines/payment-method.js';
+import { refundMachine } from '../machines/refund.js';
+import { invoiceMachine } from '../machines/invoice.js';
+import { invoiceResource } from '../schemas/invoices.js';
+import { attemptResource, paymentIntentResource } from '../schemas/payment-intents.js';
+import { paymentMethodResource, refundResource } from '../schemas/refunds.js';
+import { testConfig } from './helpers/app.js';
+import { onboardingMachine } from '../machines/onboarding-application.js';
+import { payoutMachine } from '../machines/payout.js';
+import { connectAccountMachine } from '../machines/connect-account.js';
+import { accountResource, applicationResource, payoutResource } from '../schemas/connect.js';
+
+interface Resource {
+  name: string;
+  machine: AnyStateMachine;
+  schema: { properties: { status: { enum: readonly string[] } } };
+  table: string;
+}
+
+const RESOURCES: Resource[] = [
+  { name: 'payment_intent', machine: paymentIntentMachine, schema: paymentIntentResource as never, table: 'payment_intents' },
+  { name: 'attempt', machine: attemptMachine, schema: attemptResource as never, table: 'attempts' },
+  { name: 'refund', machine: refundMachine, schema: refundResource as never, table: 'refunds' },
+  { name: 'payment_method', machine: paymentMethodMachine, schema: paymentMethodResource as never, table: 'payment_methods' },
+  { name: 'onboarding_application', machine: onboardingMachine, schema: applicationResource as never, table: 'onboarding_applications' },
+  { name: 'payout', machine: payoutMachine, schema: payoutResource as never, table: 'payouts' },
+  { name: 'connect_account', machine: connectAccountMachine, schema: accountResource as never, table: 'connect_accounts' },
+  { name: 'invoice', machine: invoiceMachine, schema: invoiceResource as never, table: 'invoices' },
+];
+
+/** The values a `status in (…)` check constraint accepts. */
+function checkValues(def: string): string[] {
+  return [...def.matchAll(/'([^']+)'::text/g)].map((m) => m[1]);
+}
+
+t.test('machine states = schema enum = SQL check, for every stateful resource', async (t) => {
+  const sql = createSql(testConfig().databaseUrl, 2);
+  t.teardown(() => sql.end());
+  await migrate(sql);
+  for (const r of RESOURCES) {
+    const states = machineStates(r.machine).sort();
+    t.ok(states.length > 1, `${r.name}: ${states.length} states`);
+    t.same([...r.schema.properties.status.enum].sort(), states, `${r.name}: the OpenAPI enum lists the machine's states`);
+    const rows = await sql`
+      select pg_get_constraintdef(c.oid) as def from pg_constraint c join pg_class k on k.oid = c.conrelid
+       where k.relname = ${r.table} and c.contype = 'c' and pg_get_constraintdef(c.oid) like '%status%'`;
+    t.equal(rows.length, 1, `${r.table}: one check on status`);
+    t.same(checkValues(String(rows[0]?.def ?? '')).sort(), states, `${r.table}.status accepts exactly the machine's states`);
+  }
+});
+
+t.test('the parser of check constraints reads what Postgres prints', async (t) => {
+  t.same(checkValues("CHECK ((status = ANY (ARRAY['a'::text, 'b_c'::text])))"), ['a', 'b_c']);
+});
