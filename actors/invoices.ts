@@ -1,0 +1,575 @@
+// The invoice actor (kernel/entity.ts): PUE and PPD invoices, payment complements (REP), credit
+// notes, cancellation and self-invoicing (docs/invoices.md). Every change of an invoice is
+//   lock invoice → hydrate → pure plan (actors/invoice-plan.ts: machine transition, rows, history,
+//   events, idempotency answer) → one fenced transaction.
+// A CFDI is first reserved `pending` with its sealed XML (its folio, its place in the REP chain or
+// its share of the credit), then sent to the PAC under the invoice's lock but outside any
+// transaction, and the answer recorded by a second step. When the answer is lost (PacFault) the
+// CFDI stays `pending`: the next request that needs it, or the reconciler (job invoice.resolve),
+// asks the PAC what became of the same sealed bytes (`status`) first, so a CFDI is never issued
+// twice for one purpose.
+import { randomUUID } from 'node:crypto';
+import type { Capability } from '../kernel/capability.js';
+import type { Sql } from '../kernel/db.js';
+import { LockBusy, clockOf, type EntityActor, type EntityDef, type Scope } from '../kernel/entity.js';
+import { ApiError } from '../kernel/errors.js';
+import type { IdempotencyHandle } from '../kernel/idempotency.js';
+import { defineJob, jobRequest } from '../kernel/jobs.js';
+import type { Logger } from '../kernel/log.js';
+import type { SecretBox } from '../kernel/secret-box.js';
+import { nowFor } from '../kernel/clock.js';
+import type { Principal } from '../kernel/principal.js';
+import { RECONCILE_AFTER } from '../kernel/runtime.js';
+import { initialState } from '../kernel/machine-step.js';
+import { invoiceMachine } from '../machines/invoice.js';
+import { desglosar } from '../formats/cfdi/amounts.js';
+import { formaPagoDeMetodo } from '../formats/cfdi/catalogs.js';
+import { construirEgreso, construirIngreso, construirPago, sellarComprobante, type Receptor } from '../formats/cfdi/comprobante.js';
+import { checkReceptor, checkRfc, RFC_EXTRANJERO, RFC_PUBLICO_GENERAL, type ReceptorInput } from '../formats/cfdi/receptor.js';
+import { renderPdf } from '../formats/cfdi/pdf.js';
+import { PAC_IS_LIVE, PacRegistry, type PacProvider } from '../connectors/pac/index.js';
+import { PacFault, pacErrorCode, type Pac } from '../connectors/pac/pac.js';
+import { issuerBySlug, issuerFor, type Issuer } from './fiscal-profile.js';
+import {
+  cancellationView,
+  creditNoteView,
+  invoiceView,
+  paymentView,
+  planInvoiceStep,
+  type HydratedInvoice,
+  type InvoiceCommand,
+  type InvoicePaymentView,
+  type InvoiceRow,
+  type InvoiceView,
+  type PacAnswer,
+} from './invoice-plan.js';
+import type { AutofacturaBody, CancelBody, CreateInvoiceBody, CreatePpdBody, CreditNoteBody } from '../schemas/invoices.js';
+
+export { invoiceView, paymentView, creditNoteView, cancellationView };
+export type { InvoiceView, InvoicePaymentView };
+
+type Row = Record<string, any>;
+
+export const INVOICE_QUEUE = 'invoice';
+
+/** The public projection of the self-invoice flow (no ids of the tenant's objects). */
+export const publicInvoiceView = (r: InvoiceRow) => ({
+  object: 'invoice' as const,
+  status: r.status,
+  uuid_fiscal: r.uuid_fiscal ?? undefined,
+  serie: r.serie ?? undefined,
+  folio: r.folio ?? undefined,
+  total_minor: Number(r.total_minor),
+  base_minor: Number(r.base_minor),
+  iva_minor: Number(r.iva_minor),
+  currency: r.currency,
+  receptor: r.receptor,
+  livemode: r.livemode,
+  created_at: r.created_at.toISOString(),
+});
+
+interface Charge {
+  id: string;
+  totalMinor: number;
+  currency: string;
+  status: string;
+  method: string | null;
+  receiptCode: string;
+  succeededAt: Date;
+}
+
+interface Ctx {
+  issuer: Issuer;
+  pac: Pac;
+  now: Date;
+}
+
+export interface InvoicesDeps {
+  sql: Sql;
+  /** The deployment's secrets box (the fiscal profiles' PAC passwords and CSD keys). */
+  secrets: SecretBox;
+  actor: EntityActor;
+  log: Logger;
+  pacs?: PacRegistry;
+}
+
+/** A caller's wait for an invoice held by another request (PAC calls run under the lock). */
+const LOCK_WAIT_MS = 20_000;
+
+const toRow = (r: Row): InvoiceRow => ({
+  ...(r as InvoiceRow),
+  total_minor: Number(r.total_minor),
+  base_minor: Number(r.base_minor),
+  iva_minor: Number(r.iva_minor),
+  credited_minor: Number(r.credited_minor),
+  saldo_insoluto_minor: r.saldo_insoluto_minor === null ? null : Number(r.saldo_insoluto_minor),
+});
+
+export class Invoices {
+  readonly def: EntityDef<HydratedInvoice, InvoiceCommand>;
+  readonly pacs: PacRegistry;
+  private readonly chargeLock = { kind: 'invoice_charge', busy: 'invoice.concurrent_modification' as const };
+
+  /** Settles a CFDI whose PAC answer was lost (reconciler; the next request does it too). */
+  readonly resolveJob = defineJob<{ invoiceId: string }>({
+    queue: INVOICE_QUEUE,
+    name: 'invoice.resolve',
+    shape: { invoiceId: 'uuid' },
+    id: (d) => `invoice-resolve-${d.invoiceId}`,
+    shardKey: (d) => d.invoiceId,
+    transient: (e) => e instanceof LockBusy || (e instanceof ApiError && /pac_(unreachable|bad_response|no_uuid)/.test(e.code)),
+    run: (d) => this.resolve(d.invoiceId),
+  });
+
+  constructor(private readonly d: InvoicesDeps) {
+    this.pacs = d.pacs ?? new PacRegistry();
+    this.def = {
+      kind: 'invoice',
+      table: 'invoices',
+      notFound: 'invoice.not_found',
+      busy: 'invoice.concurrent_modification',
+      hydrate: async (sql, id, scope) => {
+        const [r] = await sql`
+          select i.*, coalesce(tc.offset_ms, 0) as clock_offset_ms,
+            coalesce((select json_agg(p.* order by p.parcialidad) from invoice_payments p where p.invoice_id = i.id and p.status = 'pending'), '[]') as pending_payments,
+            coalesce((select json_agg(n.*) from credit_notes n where n.invoice_id = i.id and n.status = 'pending'), '[]') as pending_notes
+          from invoices i left join test_clocks tc on tc.tenant_id = i.tenant_id
+          where i.id = ${id} ${scope ? sql`and i.tenant_id = ${scope.tenantId} and i.livemode = ${scope.livemode}` : sql``}`;
+        if (!r) return undefined;
+        const { clock_offset_ms, pending_payments, pending_notes, ...row } = r;
+        const dates = (x: Row) => ({ ...x, created_at: new Date(x.created_at), updated_at: new Date(x.updated_at) });
+        return {
+          row: toRow(row),
+          clockOffsetMs: clockOf({ livemode: r.livemode, clock_offset_ms }),
+          pendingPayments: (pending_payments as Row[]).map(dates),
+          pendingNotes: (pending_notes as Row[]).map(dates),
+        };
+      },
+      plan: (h, cmd, env) => planInvoiceStep(h, cmd, env),
+      lostRace: (e) => ['invoice_payments_chain', 'invoice_payments_charge'].includes((e as { constraint_name?: string }).constraint_name ?? ''),
+    };
+  }
+
+  private get sql(): Sql {
+    return this.d.sql;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Shared steps
+
+  /** The fiscal profile and what stamping in this mode needs, or the spec's error. */
+  private async context(tenantId: string, livemode: boolean): Promise<Ctx> {
+    const issuer = await issuerFor(this.d, tenantId, livemode);
+    if (!issuer) throw new ApiError('invoice.fiscal_profile_missing', 'No fiscal profile for this mode: PUT /v1/fiscal_profile first.');
+    const provider = issuer.pacProvider as PacProvider;
+    if (PAC_IS_LIVE[provider] !== livemode) {
+      throw new ApiError('invoice.livemode_mismatch', `A ${livemode ? 'live' : 'test-mode'} charge cannot be stamped by pac_provider "${provider}", a ${PAC_IS_LIVE[provider] ? 'live' : 'test-mode'} PAC: test mode stamps with "sim", live mode with a real PAC.`);
+    }
+    if (PAC_IS_LIVE[provider]) {
+      if (!issuer.pacUser && !issuer.pacPassword) throw new ApiError('invoice.pac_credentials_missing', `The fiscal profile has no ${provider} credentials for live mode: set pac_user and pac_password.`);
+      if (!issuer.pacUser || !issuer.pacPassword) throw new ApiError('invoice.pac_credentials_incomplete', `The ${provider} ${issuer.pacUser ? 'pac_password' : 'pac_user'} is missing.`);
+      if (!issuer.csd) throw new ApiError('invoice.csd_missing');
+    }
+    return { issuer, pac: this.pacs.get(provider), now: await nowFor(this.sql, tenantId, livemode) };
+  }
+
+  private async charge(tenantId: string, livemode: boolean, id: string): Promise<Charge> {
+    const [r] = await this.sql`
+      select pi.id, pi.amount_minor + pi.tip_minor as total, pi.currency, pi.status, pi.receipt_code, pi.updated_at,
+        (select a.method from attempts a where a.payment_intent_id = pi.id and a.status in ('captured', 'settled', 'partially_refunded', 'refunded')
+          order by a.created_at desc limit 1) as method
+      from payment_intents pi where pi.id = ${id} and pi.tenant_id = ${tenantId} and pi.livemode = ${livemode}`;
+    if (!r) throw new ApiError('invoice.intent_not_found', `No payment intent ${id} for this key.`);
+    return { id: r.id, totalMinor: Number(r.total), currency: r.currency, status: r.status, method: r.method, receiptCode: r.receipt_code, succeededAt: r.updated_at };
+  }
+
+  private emisor(i: Issuer) {
+    return { rfc: i.rfc, nombre: i.nombre, regimenFiscal: i.regimenFiscal };
+  }
+
+  /** Folios need not be consecutive for SAT; one is taken per CFDI built (a failed build leaves a gap). */
+  private async takeFolio(i: Issuer, kind: 'F' | 'NC' | 'RP'): Promise<string> {
+    const col = kind === 'F' ? 'next_folio' : kind === 'NC' ? 'next_folio_nc' : 'next_folio_rp';
+    const sql = this.sql;
+    const [r] = await sql`update fiscal_profiles set ${sql(col)} = ${sql(col)} + 1 where tenant_id = ${i.tenantId} and livemode = ${i.livemode} returning ${sql(col)} - 1 as folio`;
+    return String(r.folio);
+  }
+
+  /** The PAC's answer to a sealed CFDI (stamp, or status of one sent before), or the API error of an unknown outcome. */
+  private async askPac(ctx: Ctx, xml: string, mode: 'stamp' | 'status'): Promise<PacAnswer | { kind: 'fault'; fault: PacFault }> {
+    const req = { xml, livemode: ctx.issuer.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, now: ctx.now };
+    try {
+      const out = mode === 'stamp' ? await ctx.pac.stamp(req) : await ctx.pac.status(req);
+      return out.kind === 'stamped' ? { kind: 'stamped', uuid: out.uuid, xml: out.xml } : out;
+    } catch (e) {
+      if (e instanceof PacFault) return { kind: 'fault', fault: e };
+      throw e;
+    }
+  }
+
+  private step<R>(id: string, cmd: InvoiceCommand, idem?: IdempotencyHandle): Promise<R> {
+    return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, R>(this.def, undefined, id, cmd, { waitMs: 0, idem });
+  }
+
+  /** Under the invoice's lock: settles every CFDI of the invoice still waiting for a lost PAC answer. */
+  private async settlePending(h: HydratedInvoice, ctx: Ctx): Promise<void> {
+    if (h.row.status === 'pending') {
+      const a = await this.askPac(ctx, h.row.sealed_xml, 'status');
+      if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message} (invoice ${h.row.id} waits for the PAC's answer)`);
+      await this.step(h.row.id, { kind: 'stamp', answer: a });
+    }
+    for (const p of h.pendingPayments) {
+      const a = await this.askPac(ctx, p.sealed_xml, 'status');
+      if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message} (payment complement ${p.id} waits for the PAC's answer)`);
+      await this.step(h.row.id, { kind: 'payment', paymentId: p.id, answer: a });
+    }
+    for (const n of h.pendingNotes) {
+      const a = await this.askPac(ctx, n.sealed_xml, 'status');
+      if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message} (credit note ${n.id} waits for the PAC's answer)`);
+      await this.step(h.row.id, { kind: 'credit', noteId: n.id, answer: a });
+    }
+  }
+
+  private async fresh(id: string, scope?: Scope): Promise<HydratedInvoice> {
+    const h = await this.def.hydrate(this.sql, id, scope, undefined as never);
+    if (!h) throw new ApiError('invoice.not_found');
+    return h;
+  }
+
+  /** The job of the reconciler: settle an invoice whose PAC answer was lost. */
+  async resolve(invoiceId: string): Promise<void> {
+    await this.d.actor.withLock(this.def, invoiceId, 2000, async () => {
+      const h = await this.fresh(invoiceId);
+      if (h.row.status !== 'pending' && !h.pendingPayments.length && !h.pendingNotes.length) return;
+      await this.settlePending(h, await this.context(h.row.tenant_id, h.row.livemode));
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Ingreso: PUE for a charge, PPD for an amount
+
+  private checkReceptor(r: ReceptorInput): ReceptorInput {
+    const c = checkReceptor(r);
+    if (!c.ok) throw new ApiError(c.problem.code === 'receptor_incoherente' ? 'invoice.receptor_incoherente' : 'invoice.invalid_receptor', c.problem.message);
+    return c.receptor;
+  }
+
+  /** The receptor as the CFDI carries it: a generic RFC takes the issuer's LugarExpedicion as its CP. */
+  private receptorFor(r: ReceptorInput, issuer: Issuer): ReceptorInput {
+    return r.rfc === RFC_PUBLICO_GENERAL || r.rfc === RFC_EXTRANJERO ? { ...r, cp: issuer.cp } : r;
+  }
+
+  private toReceptor(r: ReceptorInput): Receptor {
+    return { rfc: r.rfc, nombre: r.nombre, cp: r.cp, regimenFiscal: r.regimen_fiscal, usoCfdi: r.uso_cfdi };
+  }
+
+  async createPue(p: Principal, body: CreateInvoiceBody, idem?: IdempotencyHandle, source: 'api' | 'self_invoice' | 'receivable' = 'api'): Promise<InvoiceRow> {
+    const receptorIn = this.checkReceptor(body.receptor);
+    const ch = await this.charge(p.tenantId, p.livemode, body.payment_intent_id);
+    if (ch.status !== 'succeeded') throw new ApiError('invoice.intent_not_succeeded', `Payment intent ${ch.id} is "${ch.status}"; only a succeeded charge is invoiced.`);
+    const conceptos = body.conceptos?.length ? body.conceptos : [{ descripcion: 'Venta', importe_minor: ch.totalMinor }];
+    const sum = conceptos.reduce((s, c) => s + c.importe_minor, 0);
+    if (sum !== ch.totalMinor) throw new ApiError('invoice.conceptos_sum_mismatch', `The conceptos add up to ${sum} cents; the charge total is ${ch.totalMinor}.`);
+    if (ch.currency !== 'MXN') throw new ApiError('invoice.invalid_currency', `The charge is in ${ch.currency}; CFDI invoices are issued in MXN only.`);
+    const ctx = await this.context(p.tenantId, p.livemode);
+    const receptor = this.receptorFor(receptorIn, ctx.issuer);
+    // One request per charge at a time; the unique index invoices_live_per_charge has the last word.
+    return this.d.actor.withLock(this.chargeLock, ch.id, LOCK_WAIT_MS, async () => {
+      // One query: is the charge a payment of a PPD invoice, or does it have a live invoice?
+      const liveOf = async () => {
+        const [r] = await this.sql`
+          select (select invoice_id from invoice_payments where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status <> 'error' limit 1) as applied,
+                 (select id from invoices where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status in ('pending', 'stamped', 'cancel_pending') limit 1) as live`;
+        if (r.applied) throw new ApiError('invoice.payment_already_applied', `Payment intent ${ch.id} is a payment of invoice ${r.applied} (payment complement); it is not invoiced again.`);
+        return r.live ? await this.fresh(r.live) : undefined;
+      };
+      let live = await liveOf();
+      if (live?.row.status === 'pending') {
+        const id = live.row.id;
+        await this.d.actor.withLock(this.def, id, LOCK_WAIT_MS, async () => this.settlePending(await this.fresh(id), ctx), false);
+        live = await liveOf();
+      }
+      if (live) {
+        // Receivables and self-invoicing ask again for the same charge: the same invoice.
+        if (source !== 'api' && live.row.status === 'stamped' && live.row.receptor.rfc === receptor.rfc) return live.row;
+        throw new ApiError('invoice.already_exists', `Payment intent ${ch.id} already has invoice ${live.row.id} (${live.row.status}).`);
+      }
+      const formaPago = ch.method ? formaPagoDeMetodo(ch.method) : '99';
+      return this.issueIngreso(p, ctx, {
+        metodoPago: 'PUE', formaPago, receptor, chargeId: ch.id, source,
+        conceptos: conceptos.map((c) => ({ descripcion: c.descripcion, importeMinor: c.importe_minor, claveProdServ: c.clave_prod_serv, claveUnidad: c.clave_unidad, noIdentificacion: receptor.rfc === RFC_PUBLICO_GENERAL ? ch.receiptCode : undefined })),
+      }, idem);
+    }, false);
+  }
+
+  async createPpd(p: Principal, body: CreatePpdBody, idem?: IdempotencyHandle): Promise<InvoiceRow> {
+    const receptorIn = this.checkReceptor(body.receptor);
+    const ctx = await this.context(p.tenantId, p.livemode);
+    const receptor = this.receptorFor(receptorIn, ctx.issuer);
+    return this.issueIngreso(p, ctx, { metodoPago: 'PPD', formaPago: '99', receptor, source: 'api', conceptos: [{ descripcion: body.descripcion ?? 'Pago en parcialidades', importeMinor: body.total_minor }] }, idem);
+  }
+
+  private async issueIngreso(
+    p: Principal,
+    ctx: Ctx,
+    o: { metodoPago: 'PUE' | 'PPD'; formaPago: string; receptor: ReceptorInput; chargeId?: string; source: string; conceptos: { descripcion: string; importeMinor: number; claveProdServ?: string; claveUnidad?: string; noIdentificacion?: string }[] },
+    idem?: IdempotencyHandle,
+  ): Promise<InvoiceRow> {
+    const { issuer, now } = ctx;
+    const folio = await this.takeFolio(issuer, 'F');
+    const built = construirIngreso({ serie: issuer.serie, folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(o.receptor), metodoPago: o.metodoPago, formaPago: o.formaPago, conceptos: o.conceptos });
+    const sealed = sellarComprobante(built.doc, issuer.csd!);
+    const d = desglosar(o.conceptos.map((c) => c.importeMinor));
+    const at = new Date();
+    const row: InvoiceRow = {
+      id: randomUUID(), tenant_id: p.tenantId, livemode: p.livemode, status: initialState(invoiceMachine) as 'pending', version: 0,
+      metodo_pago: o.metodoPago, payment_intent_id: o.chargeId ?? null, source: o.source, receptor: o.receptor,
+      conceptos: o.conceptos.map((c) => ({ descripcion: c.descripcion, importe_minor: c.importeMinor, clave_prod_serv: c.claveProdServ ?? null, clave_unidad: c.claveUnidad ?? null })),
+      forma_pago: o.metodoPago === 'PPD' ? '99' : o.formaPago, serie: issuer.serie, folio, total_minor: d.totalMinor, base_minor: d.baseMinor, iva_minor: d.ivaMinor,
+      currency: 'MXN', pac: issuer.pacProvider, uuid_fiscal: null, sealed_xml: sealed.xml, xml: null, error_code: null, error_detail: null,
+      saldo_insoluto_minor: o.metodoPago === 'PPD' ? d.totalMinor : null, parcialidades: 0, credited_minor: 0, created_at: at, updated_at: at,
+    };
+    try {
+      await this.d.actor.create(this.def, p, { create: { ...row, receptor: row.receptor, conceptos: { lines: row.conceptos } }, history: { event: 'created', data: { metodo_pago: o.metodoPago, folio } }, result: row }, { at, now });
+    } catch (e) {
+      if ((e as { constraint_name?: string }).constraint_name === 'invoices_live_per_charge') throw new ApiError('invoice.already_exists', `Payment intent ${o.chargeId} already has a live invoice.`);
+      throw e;
+    }
+    return this.d.actor.withLock(this.def, row.id, LOCK_WAIT_MS, async () => {
+      const a = await this.askPac(ctx, row.sealed_xml, 'stamp');
+      if (a.kind === 'fault') {
+        await this.sql`update invoices set error_detail = ${`${pacErrorCode(a.fault)}: ${a.fault.message}`} where id = ${row.id} and status = 'pending'`;
+        throw new ApiError(pacErrorCode(a.fault), `${a.fault.message}. Invoice ${row.id} stays pending; retry with the same Idempotency-Key.`);
+      }
+      // The row was just written under this lock: no need to read it again.
+      const known: HydratedInvoice = { row, clockOffsetMs: p.livemode ? 0 : now.getTime() - at.getTime(), pendingPayments: [], pendingNotes: [] };
+      const done = await this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, InvoiceRow>(this.def, undefined, row.id, { kind: 'stamp', answer: a, respond: 201 }, { waitMs: 0, idem, known });
+      if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the CFDI of invoice ${row.id} (now "error", not live): ${a.code} ${a.message}`);
+      return done;
+    }, false);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Reads
+
+  async get(p: Principal, id: string): Promise<InvoiceRow> {
+    const [r] = await this.sql`select * from invoices where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+    if (!r) throw new ApiError('invoice.not_found');
+    return toRow(r);
+  }
+
+  private stampedOrThrow(r: InvoiceRow): void {
+    if (!['stamped', 'cancel_pending', 'cancelled'].includes(r.status)) throw new ApiError('invoice.not_stamped', `Invoice ${r.id} is "${r.status}": it has no stamped CFDI.`);
+  }
+
+  async xml(p: Principal, id: string): Promise<{ row: InvoiceRow; xml: string }> {
+    const r = await this.get(p, id);
+    this.stampedOrThrow(r);
+    return { row: r, xml: r.xml! };
+  }
+
+  async pdf(p: Principal, id: string): Promise<{ row: InvoiceRow; pdf: Buffer }> {
+    const r = await this.get(p, id);
+    this.stampedOrThrow(r);
+    return { row: r, pdf: await renderPdf(r.xml!, { testMode: !r.livemode }) };
+  }
+
+  async listPayments(p: Principal, invoiceId: string): Promise<{ object: 'list'; data: InvoicePaymentView[] }> {
+    await this.get(p, invoiceId);
+    const rows = await this.sql`select * from invoice_payments where invoice_id = ${invoiceId} and tenant_id = ${p.tenantId} and livemode = ${p.livemode} and status = 'stamped' order by parcialidad`;
+    return { object: 'list', data: rows.map(paymentView) };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Payment complements (REP)
+
+  async registerPayment(p: Principal, invoiceId: string, paymentIntentId: string, idem?: IdempotencyHandle): Promise<{ row: Row; created: boolean }> {
+    const inv0 = await this.get(p, invoiceId);
+    if (inv0.metodo_pago !== 'PPD') throw new ApiError('invoice.not_ppd', `Invoice ${invoiceId} is PUE (paid in one exhibition): payment complements go with PPD invoices.`);
+    if (inv0.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${inv0.status}": a payment complement needs a stamped PPD invoice.`);
+    const ch = await this.charge(p.tenantId, p.livemode, paymentIntentId);
+    if (ch.status !== 'succeeded') throw new ApiError('invoice.intent_not_succeeded', `Payment intent ${ch.id} is "${ch.status}"; only a succeeded charge pays an invoice.`);
+    if (ch.currency !== inv0.currency) throw new ApiError('invoice.payment_currency_mismatch', `The charge is in ${ch.currency}, the invoice in ${inv0.currency}.`);
+    const ctx = await this.context(p.tenantId, p.livemode);
+    return this.d.actor.withLock(this.def, invoiceId, LOCK_WAIT_MS, async () => {
+      // Fresh state under the lock; a complement whose PAC answer was lost holds its place: settle it first.
+      let h = await this.fresh(invoiceId, p);
+      if (h.pendingPayments.length || h.pendingNotes.length) {
+        await this.settlePending(h, ctx);
+        h = await this.fresh(invoiceId, p);
+      }
+      const [used] = await this.sql`select * from invoice_payments where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status <> 'error'`;
+      if (used) {
+        if (used.invoice_id === invoiceId && used.status === 'stamped') return { row: used, created: false }; // idempotent per (invoice, charge)
+        throw new ApiError('invoice.payment_already_applied', `Payment intent ${ch.id} already settles invoice ${used.invoice_id}.`);
+      }
+      const [invoiced] = await this.sql`select id from invoices where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status in ('pending', 'stamped', 'cancel_pending')`;
+      if (invoiced) throw new ApiError('invoice.payment_already_applied', `Payment intent ${ch.id} has its own invoice ${invoiced.id}; it cannot also pay invoice ${invoiceId}.`);
+      const inv = h.row;
+      if (inv.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${inv.status}".`);
+      const saldo = Number(inv.saldo_insoluto_minor);
+      if (ch.totalMinor > saldo) throw new ApiError('invoice.payment_exceeds_balance', `The charge (${ch.totalMinor} cents) is larger than the invoice's remaining balance, saldo_insoluto_minor = ${saldo}.`);
+      const { issuer, now } = ctx;
+      const parcialidad = inv.parcialidades + 1;
+      const folio = await this.takeFolio(issuer, 'RP');
+      const built = construirPago({
+        serie: 'RP', folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(inv.receptor),
+        fechaPago: ch.succeededAt, formaDePagoP: ch.method ? formaPagoDeMetodo(ch.method) : '99', montoMinor: ch.totalMinor, numOperacion: ch.id,
+        docto: { uuid: inv.uuid_fiscal!, serie: inv.serie ?? undefined, folio: inv.folio ?? undefined, numParcialidad: parcialidad, saldoAnteriorMinor: saldo },
+      });
+      const sealed = sellarComprobante(built.doc, issuer.csd!);
+      const paymentId = randomUUID();
+      await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_payment', payment: { id: paymentId, paymentIntentId: ch.id, montoMinor: ch.totalMinor, parcialidad, serie: 'RP', folio, sealedXml: sealed.xml } }, { waitMs: 0, known: h });
+      const a = await this.askPac(ctx, sealed.xml, 'stamp');
+      if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message}. Payment complement ${paymentId} stays pending; retry with the same Idempotency-Key.`);
+      const done = await this.step<Row>(invoiceId, { kind: 'payment', paymentId, answer: a, respond: 201 }, idem);
+      if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the payment complement: ${a.code} ${a.message}`);
+      return { row: done, created: true };
+    }, false);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Credit notes (egreso, TipoRelacion 01)
+
+  async creditNote(p: Principal, invoiceId: string, body: CreditNoteBody, idem?: IdempotencyHandle): Promise<Row> {
+    const inv0 = await this.get(p, invoiceId);
+    if (inv0.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${inv0.status}": credit notes relate a stamped invoice.`);
+    const ctx = await this.context(p.tenantId, p.livemode);
+    return this.d.actor.withLock(this.def, invoiceId, LOCK_WAIT_MS, async () => {
+      let h = await this.fresh(invoiceId, p);
+      if (h.pendingPayments.length || h.pendingNotes.length) {
+        await this.settlePending(h, ctx);
+        h = await this.fresh(invoiceId, p);
+      }
+      const inv = h.row;
+      if (inv.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${inv.status}".`);
+      const left = inv.total_minor - inv.credited_minor;
+      if (body.total_minor > left) throw new ApiError('invoice.credit_note_exceeds_total', `Credit notes of invoice ${invoiceId} may add up to ${left} more cents (total ${inv.total_minor}, credited ${inv.credited_minor}).`);
+      const { issuer, now } = ctx;
+      const folio = await this.takeFolio(issuer, 'NC');
+      const formaPago = inv.metodo_pago === 'PPD' ? '15' : inv.forma_pago;
+      const built = construirEgreso({ serie: 'NC', folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(inv.receptor), formaPago, relacionados: [inv.uuid_fiscal!], totalMinor: body.total_minor, descripcion: body.motivo ?? 'Bonificación' });
+      const sealed = sellarComprobante(built.doc, issuer.csd!);
+      const noteId = randomUUID();
+      await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_credit', note: { id: noteId, totalMinor: built.totalMinor, baseMinor: built.subtotalMinor, ivaMinor: built.ivaMinor, motivo: body.motivo ?? null, serie: 'NC', folio, sealedXml: sealed.xml } }, { waitMs: 0, known: h });
+      const a = await this.askPac(ctx, sealed.xml, 'stamp');
+      if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message}. Credit note ${noteId} stays pending; retry with the same Idempotency-Key.`);
+      const done = await this.step<Row>(invoiceId, { kind: 'credit', noteId, answer: a, respond: 200 }, idem);
+      if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the credit note: ${a.code} ${a.message}`);
+      return done;
+    }, false);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Cancellation
+
+  async cancel(p: Principal, invoiceId: string, body: CancelBody, idem?: IdempotencyHandle): Promise<Row> {
+    if (body.motivo === '01' && !body.folio_sustitucion) throw new ApiError('invoice.folio_sustitucion_required');
+    if (body.motivo !== '01' && body.folio_sustitucion) throw new ApiError('invoice.invalid_body', '`folio_sustitucion` goes only with motivo 01 (SAT sends FolioSustitucion only then).');
+    const inv0 = await this.get(p, invoiceId);
+    if (inv0.status === 'cancelled' || inv0.status === 'cancel_pending') {
+      const [c] = await this.sql`select * from invoice_cancellations where invoice_id = ${invoiceId} order by created_at desc limit 1`;
+      if (c) return c; // already asked: the same answer
+    }
+    if (inv0.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${inv0.status}": only a stamped invoice is cancelled.`);
+    const ctx = await this.context(p.tenantId, p.livemode);
+    return this.d.actor.withLock(this.def, invoiceId, LOCK_WAIT_MS, async () => {
+      const h = await this.fresh(invoiceId, p);
+      if (h.row.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${h.row.status}".`);
+      let out;
+      try {
+        out = await ctx.pac.cancel({
+          uuid: h.row.uuid_fiscal!, rfcEmisor: ctx.issuer.rfc, motivo: body.motivo as '01', folioSustitucion: body.folio_sustitucion,
+          livemode: p.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, csd: ctx.issuer.csd!, now: ctx.now,
+        });
+      } catch (e) {
+        if (e instanceof PacFault) throw new ApiError(pacErrorCode(e), e.message);
+        throw e;
+      }
+      if (out.kind === 'rejected') throw new ApiError('invoice.cancel_rejected', `SAT/PAC refused the cancellation: ${out.code} ${out.message}`);
+      return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, invoiceId, {
+        kind: 'cancel', cancellationId: randomUUID(), outcome: out.kind, motivo: body.motivo, folioSustitucion: body.folio_sustitucion, acuse: out.acuse,
+      }, { waitMs: 0, known: h, idem });
+    }, false);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Self-invoicing (no credentials: receipt_code + rfc)
+
+  async selfInvoice(slug: string, body: AutofacturaBody): Promise<InvoiceRow> {
+    const rfc = checkRfc(body.rfc);
+    if (!rfc.ok) throw new ApiError('autofactura.invalid_rfc', `"${body.rfc}" is not an RFC in SAT's format: ${rfc.reason}.`);
+    const issuer = await issuerBySlug(this.d, slug);
+    if (!issuer) throw new ApiError('autofactura.not_available');
+    const intent = await this.receipt(issuer, body.receipt_code);
+    if (!intent) throw new ApiError('autofactura.receipt_not_found');
+    const [existing] = await this.sql`select * from invoices where tenant_id = ${issuer.tenantId} and livemode = ${issuer.livemode} and payment_intent_id = ${intent.id} and status in ('stamped', 'cancel_pending')`;
+    if (existing) {
+      if (existing.receptor.rfc !== rfc.rfc) throw new ApiError('autofactura.receipt_not_found'); // another RFC's invoice: the same answer as an unknown code
+      return toRow(existing);
+    }
+    const p: Principal = { tenantId: issuer.tenantId, livemode: issuer.livemode, keyId: 'self-invoice', scopes: [] };
+    const row = await this.createPue(p, { payment_intent_id: intent.id, receptor: { rfc: rfc.rfc, nombre: body.nombre, uso_cfdi: body.uso_cfdi, regimen_fiscal: body.regimen_fiscal, cp: body.cp } }, undefined, 'self_invoice').catch((e) => {
+      // Invoiced meanwhile for another RFC: the same answer as an unknown code.
+      if (e instanceof ApiError && e.code === 'invoice.already_exists') throw new ApiError('autofactura.receipt_not_found');
+      throw e;
+    });
+    if (row.receptor.rfc !== rfc.rfc) throw new ApiError('autofactura.receipt_not_found');
+    return row;
+  }
+
+  /** A succeeded receipt of this portal's tenant and mode, or null (unknown, other tenant, unpaid: the same). */
+  private async receipt(issuer: Issuer, code: string): Promise<{ id: string } | null> {
+    const [r] = await this.sql`select id, status from payment_intents where tenant_id = ${issuer.tenantId} and livemode = ${issuer.livemode} and receipt_code = ${code.trim().toUpperCase()}`;
+    return r && r.status === 'succeeded' ? { id: r.id } : null;
+  }
+
+  async selfInvoiceDocument(slug: string, receiptCode: string, rfcIn: string, format: 'xml' | 'pdf'): Promise<{ xml?: string; pdf?: Buffer; name: string }> {
+    const issuer = await issuerBySlug(this.d, slug);
+    if (!issuer) throw new ApiError('autofactura.not_available');
+    const intent = await this.receipt(issuer, receiptCode);
+    if (!intent) throw new ApiError('autofactura.receipt_not_found');
+    const rfc = rfcIn.trim().toUpperCase();
+    const [r] = await this.sql`select * from invoices where tenant_id = ${issuer.tenantId} and livemode = ${issuer.livemode} and payment_intent_id = ${intent.id} and status in ('stamped', 'cancel_pending', 'cancelled') order by created_at desc limit 1`;
+    if (!r || r.receptor.rfc !== rfc) throw new ApiError('autofactura.receipt_not_found');
+    const name = `${r.serie ?? 'F'}-${r.folio}-${r.uuid_fiscal}`;
+    return format === 'xml' ? { xml: r.xml, name } : { pdf: await renderPdf(r.xml, { testMode: !r.livemode }), name };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Internal API for other capabilities (receivables): idempotent, no HTTP.
+
+  /** Stamps (or returns) the PUE invoice of a succeeded charge; idempotent per charge (same receptor RFC). */
+  async stampPueForCharge(o: { tenantId: string; livemode: boolean; paymentIntentId: string; receptor: ReceptorInput; conceptos?: { descripcion: string; importe_minor: number; clave_prod_serv?: string; clave_unidad?: string }[] }): Promise<InvoiceView> {
+    const p: Principal = { tenantId: o.tenantId, livemode: o.livemode, keyId: 'internal', scopes: ['*'] };
+    return invoiceView(await this.createPue(p, { payment_intent_id: o.paymentIntentId, receptor: o.receptor, conceptos: o.conceptos }, undefined, 'receivable'));
+  }
+
+  /** Stamps (or returns) the REP of a charge that pays a PPD invoice; idempotent per (invoice, charge). */
+  async stampRepForCharge(o: { tenantId: string; livemode: boolean; invoiceId: string; paymentIntentId: string }): Promise<InvoicePaymentView> {
+    const p: Principal = { tenantId: o.tenantId, livemode: o.livemode, keyId: 'internal', scopes: ['*'] };
+    return paymentView((await this.registerPayment(p, o.invoiceId, o.paymentIntentId)).row);
+  }
+
+  capability(): Capability {
+    const sql = this.sql;
+    return {
+      name: 'invoices',
+      queues: { [INVOICE_QUEUE]: 1 },
+      jobs: [this.resolveJob],
+      reconcilers: [
+        {
+          name: 'invoices waiting for a lost PAC answer',
+          run: async () => {
+            const rows = await sql`
+              select id from invoices where status = 'pending' and updated_at < now() - ${RECONCILE_AFTER}::interval
+              union select invoice_id from invoice_payments where status = 'pending' and updated_at < now() - ${RECONCILE_AFTER}::interval
+              union select invoice_id from credit_notes where status = 'pending' and updated_at < now() - ${RECONCILE_AFTER}::interval
+              limit 1000`;
+            return rows.map((r) => jobRequest(this.resolveJob, { invoiceId: r.id as string }));
+          },
+        },
+      ],
+    };
+  }
+}

@@ -1,0 +1,284 @@
+// Invoices (CFDI 4.0), payment complements, cancellation, credit notes and the fiscal profile
+// (service-spec Endpoints > Invoices; decisions.md §3, §4, §6). Handlers map HTTP to the invoice
+// capability's commands and back; the rules live in actors/.
+import { getFiscalProfile, issuerBySlug, putFiscalProfile } from '../../actors/fiscal-profile.js';
+import { cancellationView, creditNoteView, invoiceView, paymentView, publicInvoiceView } from '../../actors/invoices.js';
+import { nowFor } from '../../kernel/clock.js';
+import {
+  autofacturaBody,
+  autofacturaQuery,
+  autofacturaResource,
+  cancelBody,
+  cancellationResource,
+  createInvoiceBody,
+  createPpdBody,
+  creditNoteBody,
+  creditNoteResource,
+  fiscalProfileBody,
+  fiscalProfileResource,
+  invoicePaymentList,
+  invoicePaymentResource,
+  invoiceResource,
+  registerPaymentBody,
+  type AutofacturaBody,
+  type CancelBody,
+  type CreateInvoiceBody,
+  type CreatePpdBody,
+  type CreditNoteBody,
+  type FiscalProfileBody,
+  type RegisterPaymentBody,
+} from '../../schemas/invoices.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { webDir } from '../../ops/paths.js';
+import { PAGE_CSP } from '../pages.js';
+import { facturaNoDisponible, facturaPage } from '../factura-page.js';
+import { defineRoute, type RouteDef } from '../route.js';
+
+const PAC_ERRORS = ['invoice.pac_error', 'invoice.pac_unreachable', 'invoice.pac_bad_response', 'invoice.pac_no_uuid', 'invoice.pac_credentials_missing', 'invoice.pac_credentials_incomplete', 'invoice.livemode_mismatch', 'invoice.fiscal_profile_missing', 'invoice.csd_missing', 'invoice.concurrent_modification'] as const;
+const xmlReply = (xml: string, name: string) => ({ status: 200, contentType: 'application/xml; charset=utf-8', text: xml, headers: { 'Content-Disposition': `attachment; filename="${name}.xml"` } });
+const pdfReply = (pdf: Buffer, name: string) => ({ status: 200, contentType: 'application/pdf', text: pdf as unknown as string, headers: { 'Content-Disposition': `attachment; filename="${name}.pdf"` } });
+const fileName = (r: { serie?: string | null; folio?: string | null; uuid_fiscal?: string | null }) => `${r.serie ?? 'F'}-${r.folio ?? ''}-${r.uuid_fiscal ?? ''}`;
+const html = (status: number, text: string) => ({ status, contentType: 'text/html', text, headers: { 'Content-Security-Policy': PAGE_CSP, 'Cache-Control': 'no-store' } });
+const asset = (file: string, type: string) => {
+  let body: string | undefined;
+  return defineRoute({
+    method: 'GET',
+    path: `/js/${file}`,
+    auth: 'none',
+    rateLimitExempt: true,
+    summary: `Self-invoice page asset ${file}`,
+    tags: ['Invoices'],
+    responses: { 200: { description: file, contentType: type } },
+    handler: () => ({ status: 200, contentType: type, text: (body ??= readFileSync(join(webDir, file), 'utf8')), headers: { 'Cache-Control': 'public, max-age=300' } }),
+  });
+};
+
+export const invoiceRoutes: RouteDef[] = [
+  defineRoute<FiscalProfileBody>({
+    method: 'PUT',
+    path: '/v1/fiscal_profile',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    body: fiscalProfileBody,
+    bodyLimit: 64 * 1024,
+    summary: 'Set the fiscal profile of this mode (issuer, PAC, CSD, self-invoice portal)',
+    description:
+      'One profile per tenant and mode (the key\'s): a test key sets the test profile, a live key the live one. `pac_provider` is `sim` (test mode only) or `finkok` (live only); ' +
+      'a mismatch is answered when invoicing (`invoice.livemode_mismatch`). `pac_password` is write-only: never returned nor logged; omitted keeps the stored one, "" removes it. ' +
+      'Optional `csd` uploads the tenant\'s CSD (`cer_base64`, `key_base64`, `password`): checked (SAT certificate number, key opens and belongs to the certificate, RFC = the profile\'s, not expired in live mode, never SAT\'s public test CSD in live mode), ' +
+      'stored encrypted, never returned. Without an uploaded CSD, test mode seals with SAT\'s public test CSD; live mode cannot invoice. ' +
+      '`self_invoice_slug` must be unique across tenants; `self_invoice_enabled` needs it.',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'The profile (without secrets)', schema: fiscalProfileResource } },
+    errors: ['fiscal_profile.invalid', 'fiscal_profile.slug_conflict', 'invoice.csd_invalid', 'invoice.test_csd_in_live'],
+    handler: async (ctx) => ({ status: 200, body: await putFiscalProfile(ctx.deps, ctx.principal, ctx.body, await nowFor(ctx.deps.sql, ctx.principal.tenantId, ctx.principal.livemode)) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/fiscal_profile',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    summary: 'Read the fiscal profile of this mode (never the PAC password nor the CSD key)',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'The profile', schema: fiscalProfileResource } },
+    errors: ['invoice.fiscal_profile_missing'],
+    handler: async (ctx) => ({ status: 200, body: await getFiscalProfile(ctx.deps, ctx.principal) }),
+  }),
+  defineRoute<CreateInvoiceBody>({
+    method: 'POST',
+    path: '/v1/invoices',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    idempotency: 'required',
+    body: createInvoiceBody,
+    summary: 'Invoice a succeeded charge (CFDI 4.0 ingreso, PUE)',
+    description:
+      'Stamps a CFDI 4.0 ingreso with MetodoPago PUE for a succeeded payment intent (the charge total = amount + tip), FormaPago from the method that paid it (card 04, SPEI/CoDi 03, OXXO 01). ' +
+      'IVA 16% is inside every amount: base = round(total / 1.16) per concept line, IVA = total − base (docs/invoices.md explains the rounding). `conceptos` are optional; their `importe_minor` must add up to the total. ' +
+      'One live invoice per charge (`invoice.already_exists`); a rejected stamp (`invoice.pac_error`) leaves the invoice in `error`, not live, so a corrected request may stamp. ' +
+      'When the PAC\'s answer is lost (`invoice.pac_unreachable`, `pac_bad_response`, `pac_no_uuid`) the invoice stays `pending` with the same sealed CFDI; the next request for the charge asks the PAC what became of it first. ' +
+      'Generic RFCs (XAXX010101000, XEXX010101000) need nombre "PUBLICO EN GENERAL", regimen 616 and uso S01 (`invoice.receptor_incoherente`); the CFDI carries the issuer\'s lugar de expedición as their CP. ' +
+      'Test mode stamps with the `sim` PAC: a receptor named `PAC ERROR`, `PAC UNREACHABLE`, `PAC BAD RESPONSE` or `PAC NO UUID` triggers that failure. Emits `invoice.stamped` (or `invoice.failed`).',
+    tags: ['Invoices'],
+    responses: { 201: { description: 'The stamped invoice', schema: invoiceResource } },
+    errors: ['invoice.invalid_body', 'invoice.invalid_receptor', 'invoice.receptor_incoherente', 'invoice.intent_not_found', 'invoice.intent_not_succeeded', 'invoice.already_exists', 'invoice.conceptos_sum_mismatch', 'invoice.invalid_currency', 'invoice.payment_already_applied', ...PAC_ERRORS],
+    handler: async (ctx) => ({ status: 201, body: invoiceView(await ctx.deps.invoices.createPue(ctx.principal, ctx.body, ctx.idem)) }),
+  }),
+  defineRoute<CreatePpdBody>({
+    method: 'POST',
+    path: '/v1/invoices/ppd',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    idempotency: 'required',
+    body: createPpdBody,
+    summary: 'Issue a deferred-payment invoice (CFDI 4.0 ingreso, PPD)',
+    description: 'MetodoPago PPD, FormaPago 99 (Por definir), one concept (`descripcion`). Answers `saldo_insoluto_minor` = `total_minor` and `parcialidades` 0; payments are registered with POST /v1/invoices/{id}/payments.',
+    tags: ['Invoices'],
+    responses: { 201: { description: 'The stamped PPD invoice', schema: invoiceResource } },
+    errors: ['invoice.invalid_body', 'invoice.invalid_receptor', 'invoice.receptor_incoherente', 'invoice.invalid_currency', ...PAC_ERRORS],
+    handler: async (ctx) => ({ status: 201, body: invoiceView(await ctx.deps.invoices.createPpd(ctx.principal, ctx.body, ctx.idem)) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/invoices/{id}',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    notFound: 'invoice.not_found',
+    summary: 'Read an invoice (with `error_detail` when stamping failed)',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'The invoice', schema: invoiceResource } },
+    errors: ['invoice.not_found'],
+    handler: async (ctx) => ({ status: 200, body: invoiceView(await ctx.deps.invoices.get(ctx.principal, ctx.params.id)) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/invoices/{id}/xml',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    notFound: 'invoice.not_found',
+    summary: 'Download the stamped CFDI (XML with its TimbreFiscalDigital)',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'The CFDI', contentType: 'application/xml' } },
+    errors: ['invoice.not_found', 'invoice.not_stamped'],
+    handler: async (ctx) => {
+      const { row, xml } = await ctx.deps.invoices.xml(ctx.principal, ctx.params.id);
+      return xmlReply(xml, fileName(row));
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/invoices/{id}/pdf',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    notFound: 'invoice.not_found',
+    summary: 'Download the printed representation (PDF) of the stamped CFDI',
+    description: 'Issuer and receptor, concepts, taxes, importe con letra, sellos, the TFD cadena original and SAT\'s verification QR; test-mode documents say "SIN VALIDEZ FISCAL".',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'The PDF', contentType: 'application/pdf' } },
+    errors: ['invoice.not_found', 'invoice.not_stamped'],
+    handler: async (ctx) => {
+      const { row, pdf } = await ctx.deps.invoices.pdf(ctx.principal, ctx.params.id);
+      return pdfReply(pdf, fileName(row));
+    },
+  }),
+  defineRoute<RegisterPaymentBody>({
+    method: 'POST',
+    path: '/v1/invoices/{id}/payments',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    idempotency: 'required',
+    body: registerPaymentBody,
+    notFound: 'invoice.not_found',
+    summary: 'Register a payment of a PPD invoice: stamps its payment complement (REP, Pagos 2.0)',
+    description:
+      'The charge (amount + tip) is the payment: ImpSaldoAnt = the current `saldo_insoluto_minor`, ImpPagado = the charge, ImpSaldoInsoluto = the rest, NumParcialidad = the next number. ' +
+      'A charge larger than the remaining balance is refused with `invoice.payment_exceeds_balance` (the message carries the balance). Requests for one invoice run one at a time (lock + version fence + a unique (invoice, parcialidad) index), so concurrent payments never break the chain. ' +
+      'Idempotent per (invoice, charge): the same charge again answers its complement (200). A charge is applied once (`invoice.payment_already_applied`). Emits `invoice_payment.stamped`.',
+    tags: ['Invoices'],
+    responses: { 201: { description: 'The stamped payment complement', schema: invoicePaymentResource }, 200: { description: 'The complement this charge already has', schema: invoicePaymentResource } },
+    errors: ['invoice.not_found', 'invoice.invalid_body', 'invoice.not_ppd', 'invoice.not_stamped', 'invoice.intent_not_found', 'invoice.intent_not_succeeded', 'invoice.payment_exceeds_balance', 'invoice.payment_already_applied', 'invoice.payment_currency_mismatch', ...PAC_ERRORS],
+    handler: async (ctx) => {
+      const r = await ctx.deps.invoices.registerPayment(ctx.principal, ctx.params.id, ctx.body.payment_intent_id, ctx.idem);
+      return { status: r.created ? 201 : 200, body: paymentView(r.row) };
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/invoices/{id}/payments',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    notFound: 'invoice.not_found',
+    summary: 'List the payment complements (REP) of a PPD invoice, by parcialidad',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'The stamped complements', schema: invoicePaymentList } },
+    errors: ['invoice.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.invoices.listPayments(ctx.principal, ctx.params.id) }),
+  }),
+  defineRoute<CancelBody>({
+    method: 'POST',
+    path: '/v1/invoices/{invoiceId}/cancel',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    idempotency: 'required',
+    body: cancelBody,
+    notFound: 'invoice.not_found',
+    summary: 'Cancel an invoice with SAT (motivo 01-04)',
+    description:
+      'Body `{motivo: "01"|"02"|"03"|"04", folio_sustitucion?}` (decisions.md §4): `01` needs `folio_sustitucion` (`invoice.folio_sustitucion_required`), the others refuse it. ' +
+      'Answers `{object: "invoice_cancellation", status: "cancelled"|"pending", acuse}`: `pending` when SAT waits for the receptor\'s acceptance (the invoice is then `cancel_pending`). ' +
+      'A cancelled invoice is no longer `stamped`: payment complements and credit notes against it answer `invoice.not_stamped`. Asking again answers the same cancellation. Emits `invoice.cancelled`.',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'The cancellation', schema: cancellationResource } },
+    errors: ['invoice.not_found', 'invoice.invalid_body', 'invoice.folio_sustitucion_required', 'invoice.not_stamped', 'invoice.cancel_rejected', ...PAC_ERRORS],
+    handler: async (ctx) => {
+      return { status: 200, body: cancellationView(await ctx.deps.invoices.cancel(ctx.principal, ctx.params.invoiceId, ctx.body, ctx.idem)) };
+    },
+  }),
+  defineRoute<CreditNoteBody>({
+    method: 'POST',
+    path: '/v1/invoices/{invoiceId}/credit-notes',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    idempotency: 'required',
+    body: creditNoteBody,
+    notFound: 'invoice.not_found',
+    summary: 'Issue a credit note (CFDI egreso related with TipoRelacion 01)',
+    description:
+      'Body `{total_minor, motivo?}` (decisions.md §4), IVA inside like every amount. The sum of live credit notes never exceeds the invoice total, also under concurrent requests ' +
+      '(lock, version fence and a check constraint on the invoice): beyond it `invoice.credit_note_exceeds_total` with what is left. Emits `credit_note.stamped`.',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'The stamped credit note', schema: creditNoteResource } },
+    errors: ['invoice.not_found', 'invoice.invalid_body', 'invoice.not_stamped', 'invoice.credit_note_exceeds_total', ...PAC_ERRORS],
+    handler: async (ctx) => {
+      return { status: 200, body: creditNoteView(await ctx.deps.invoices.creditNote(ctx.principal, ctx.params.invoiceId, ctx.body, ctx.idem)) };
+    },
+  }),
+  // ---- Self-invoicing (no Authorization) ----
+  asset('factura.js', 'application/javascript'),
+  asset('factura.css', 'text/css'),
+  defineRoute({
+    method: 'GET',
+    path: '/factura/{slug}',
+    auth: 'none',
+    summary: 'The self-invoice page (HTML form in Spanish)',
+    description: 'A shopper with a receipt fills in the receipt code, RFC and fiscal fields; the page posts to /public/factura/{slug}. An unknown or disabled portal answers the same 404 page.',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'HTML page', contentType: 'text/html' }, 404: { description: 'Portal not available', contentType: 'text/html' } },
+    handler: async (ctx) => {
+      const issuer = await issuerBySlug(ctx.deps, ctx.params.slug);
+      if (!issuer) return html(404, facturaNoDisponible());
+      return html(200, facturaPage({ slug: ctx.params.slug, comercio: issuer.nombre, testMode: !issuer.livemode }));
+    },
+  }),
+  defineRoute<AutofacturaBody>({
+    method: 'POST',
+    path: '/public/factura/{slug}',
+    auth: 'public',
+    body: autofacturaBody,
+    summary: 'Self-invoice a receipt (receipt_code + rfc)',
+    description:
+      'Stamps the PUE invoice of the receipt\'s charge for the receptor given, or answers the one it already has for this RFC (the same receipt twice gives the same invoice). ' +
+      'Unknown slug and disabled portal give the same `autofactura.not_available`; an unknown code, another tenant\'s code, an unpaid receipt and a receipt invoiced to another RFC give the same `autofactura.receipt_not_found`. ' +
+      'Receptor and PAC errors pass through unchanged. Rate-limited like every /public route (per client IP). `email` is captured with no effect on stamping.',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'The invoice (public fields)', schema: autofacturaResource } },
+    errors: ['autofactura.invalid_body', 'autofactura.invalid_rfc', 'autofactura.not_available', 'autofactura.receipt_not_found', 'invoice.invalid_receptor', 'invoice.receptor_incoherente', ...PAC_ERRORS],
+    handler: async (ctx) => ({ status: 200, body: publicInvoiceView(await ctx.deps.invoices.selfInvoice(ctx.params.slug, ctx.body)) }),
+  }),
+  defineRoute<unknown, { receipt_code: string; rfc: string; format: 'xml' | 'pdf' }>({
+    method: 'GET',
+    path: '/public/factura/{slug}/cfdi',
+    auth: 'public',
+    query: autofacturaQuery,
+    summary: 'Download a self-invoiced CFDI (XML or PDF) by receipt_code and rfc',
+    description: 'Both must match the CFDI; any mismatch answers the same `autofactura.receipt_not_found`. `format` defaults to pdf.',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'The CFDI', contentType: 'application/xml' } },
+    errors: ['autofactura.invalid_body', 'autofactura.not_available', 'autofactura.receipt_not_found'],
+    handler: async (ctx) => {
+      const d = await ctx.deps.invoices.selfInvoiceDocument(ctx.params.slug, ctx.query.receipt_code, ctx.query.rfc, ctx.query.format ?? 'pdf');
+      return d.xml ? xmlReply(d.xml, d.name) : pdfReply(d.pdf!, d.name);
+    },
+  }),
+];

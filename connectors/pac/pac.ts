@@ -1,0 +1,103 @@
+// The PAC (Proveedor Autorizado de Certificación) interface: stamping (timbrado) and cancellation
+// of CFDI 4.0. One file per provider implements it; `sim` is the reference (test mode), `finkok` the
+// real adapter (live mode only). Rejections are values; a call whose outcome is unknown or whose
+// answer cannot be read throws PacFault.
+import type { KeyObject } from 'node:crypto';
+
+export interface PacCredentials {
+  user?: string;
+  password?: string;
+}
+
+export interface StampRequest {
+  /** The sealed CFDI (Sello, NoCertificado, Certificado present), without TimbreFiscalDigital. */
+  xml: string;
+  livemode: boolean;
+  credentials: PacCredentials;
+  /** The time the PAC would see (the tenant's clock in test mode). */
+  now: Date;
+}
+
+export interface Stamped {
+  kind: 'stamped';
+  uuid: string;
+  /** The stamped CFDI: the sealed document with the tfd:TimbreFiscalDigital inside cfdi:Complemento. */
+  xml: string;
+  fechaTimbrado: string;
+  noCertificadoSat: string;
+  selloSat: string;
+  rfcProvCertif: string;
+}
+
+/** The PAC (or SAT through it) refused the document or the credentials: `invoice.pac_error`. */
+export interface Rejected {
+  kind: 'rejected';
+  /** The provider's own code (Finkok incidence code, e.g. "302"; the sim's codes are documented in sim.ts). */
+  code: string;
+  message: string;
+}
+
+export type StampOutcome = Stamped | Rejected;
+
+export interface CancelRequest {
+  uuid: string;
+  rfcEmisor: string;
+  /** SAT motive 01..04. */
+  motivo: '01' | '02' | '03' | '04';
+  /** The replacing CFDI's UUID; only with motivo 01. */
+  folioSustitucion?: string;
+  livemode: boolean;
+  credentials: PacCredentials;
+  /** The issuer's CSD: SAT's cancellation request is signed by the issuer. */
+  csd: { certificado: string; privateKey: KeyObject; noCertificado: string };
+  now: Date;
+}
+
+export type CancelOutcome =
+  /** SAT cancelled it (cancellation without the receptor's acceptance). */
+  | { kind: 'cancelled'; acuse?: string }
+  /** SAT received the request; the receptor must accept it (or the term must pass). */
+  | { kind: 'pending'; acuse?: string }
+  | Rejected;
+
+export type PacFaultKind = 'unreachable' | 'bad_response' | 'no_uuid';
+
+/**
+ * The outcome is unknown (unreachable, timeout, 5xx) or the answer is unreadable. Maps to
+ * `invoice.pac_unreachable`, `invoice.pac_bad_response`, `invoice.pac_no_uuid`.
+ */
+export class PacFault extends Error {
+  override name = 'PacFault';
+  constructor(
+    readonly kind: PacFaultKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Pac {
+  readonly key: string;
+  /** Whether this provider stamps for real (live) or is a simulator (test). */
+  readonly live: boolean;
+  stamp(req: StampRequest): Promise<StampOutcome>;
+  /**
+   * What the PAC knows of a sealed CFDI sent before whose answer was lost: its stamp, or
+   * `not_stamped` when the PAC never stamped it (so a new document may be issued instead).
+   */
+  status(req: StampRequest): Promise<Stamped | { kind: 'not_stamped' }>;
+  cancel(req: CancelRequest): Promise<CancelOutcome>;
+}
+
+/** The API error code of a PAC failure (service-spec "Tips, reports, invoices"). */
+export function pacErrorCode(f: Rejected | PacFault): 'invoice.pac_error' | 'invoice.pac_unreachable' | 'invoice.pac_bad_response' | 'invoice.pac_no_uuid' {
+  if (!(f instanceof PacFault)) return 'invoice.pac_error';
+  switch (f.kind) {
+    case 'unreachable':
+      return 'invoice.pac_unreachable';
+    case 'bad_response':
+      return 'invoice.pac_bad_response';
+    case 'no_uuid':
+      return 'invoice.pac_no_uuid';
+  }
+}

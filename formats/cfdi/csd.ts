@@ -1,0 +1,97 @@
+// The CSD (Certificado de Sello Digital): SAT's X.509 certificate (.cer, DER) and its RSA private
+// key (.key, DER PKCS#8 encrypted with the key password). Node's crypto reads both, so no library
+// is needed. The Sello is RSA-SHA256 (PKCS#1 v1.5) over the UTF-8 cadena original, in base64
+// (Anexo 20, CFDI 4.0); NoCertificado is the certificate serial read as ASCII (20 digits).
+import { X509Certificate, createPrivateKey, createSign, createVerify, type KeyObject } from 'node:crypto';
+
+export interface Csd {
+  /** 20-digit certificate number (NoCertificado). */
+  noCertificado: string;
+  /** The .cer in base64 without line breaks (Certificado attribute). */
+  certificado: string;
+  /** RFC of the holder (x500UniqueIdentifier; the first of "RFC / RFC representative"). */
+  rfc: string;
+  nombre: string;
+  validFrom: Date;
+  validTo: Date;
+  privateKey: KeyObject;
+}
+
+export class CsdError extends Error {
+  override name = 'CsdError';
+}
+
+/** Reads a certificate (DER or PEM) into its SAT fields. */
+export function readCertificate(cer: Buffer | string): { cert: X509Certificate; noCertificado: string; certificado: string; rfc: string; nombre: string; validFrom: Date; validTo: Date } {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(typeof cer === 'string' ? Buffer.from(cer.replace(/\s+/g, ''), 'base64') : cer);
+  } catch {
+    throw new CsdError('the certificate (.cer) is not a DER or PEM X.509 certificate');
+  }
+  const serialHex = cert.serialNumber.length % 2 ? `0${cert.serialNumber}` : cert.serialNumber;
+  const noCertificado = Buffer.from(serialHex, 'hex').toString('latin1');
+  if (!/^\d{20}$/.test(noCertificado)) throw new CsdError(`the certificate serial is not a SAT certificate number (20 digits): ${noCertificado}`);
+  const subject = parseDn(cert.subject);
+  const rfc = (subject.x500UniqueIdentifier ?? '').split('/')[0]!.trim();
+  const nombre = (subject.name ?? subject.CN ?? subject.O ?? '').trim();
+  return {
+    cert,
+    noCertificado,
+    certificado: cert.raw.toString('base64'),
+    rfc,
+    nombre,
+    validFrom: new Date(cert.validFrom),
+    validTo: new Date(cert.validTo),
+  };
+}
+
+function parseDn(dn: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of dn.split('\n')) {
+    const i = line.indexOf('=');
+    if (i > 0) out[line.slice(0, i)] ??= line.slice(i + 1);
+  }
+  return out;
+}
+
+/** Loads a CSD: certificate, encrypted key and its password; checks that the key belongs to the certificate. */
+export function loadCsd(input: { cer: Buffer; key: Buffer; password: string }): Csd {
+  const c = readCertificate(input.cer);
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey({ key: input.key, format: 'der', type: 'pkcs8', passphrase: input.password });
+  } catch {
+    throw new CsdError('the private key (.key) could not be opened: wrong password or not a PKCS#8 DER key');
+  }
+  if (privateKey.asymmetricKeyType !== 'rsa') throw new CsdError('the private key is not an RSA key');
+  if (!c.cert.checkPrivateKey(privateKey)) throw new CsdError('the private key does not belong to the certificate');
+  return { noCertificado: c.noCertificado, certificado: c.certificado, rfc: c.rfc, nombre: c.nombre, validFrom: c.validFrom, validTo: c.validTo, privateKey };
+}
+
+/** Sello: base64 of RSA-SHA256 over the UTF-8 bytes of the cadena original. */
+export function sellar(cadena: string, privateKey: KeyObject): string {
+  return createSign('RSA-SHA256').update(cadena, 'utf8').sign(privateKey, 'base64');
+}
+
+// Public keys of the certificates seen lately (a PAC or a tenant verifies the same few many times).
+const publicKeys = new Map<string, KeyObject>();
+function publicKeyOf(certificadoBase64: string): KeyObject {
+  const k = certificadoBase64.replace(/\s+/g, '');
+  let key = publicKeys.get(k);
+  if (!key) {
+    key = new X509Certificate(Buffer.from(k, 'base64')).publicKey;
+    if (publicKeys.size >= 256) publicKeys.delete(publicKeys.keys().next().value!);
+    publicKeys.set(k, key);
+  }
+  return key;
+}
+
+/** Verifies a Sello against the cadena with the certificate carried in the document (base64 DER). */
+export function verificarSello(cadena: string, sello: string, certificadoBase64: string): boolean {
+  try {
+    return createVerify('RSA-SHA256').update(cadena, 'utf8').verify(publicKeyOf(certificadoBase64), sello.replace(/\s+/g, ''), 'base64');
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,293 @@
+// Invoices (CFDI), payment complements, cancellations, credit notes, the fiscal profile and
+// self-invoicing. spec: Resources > invoice / invoice_payment, Endpoints > Invoices, Public
+// self-invoicing; decisions.md §3, §4, §6. Shape rules (required fields, types) live here; SAT
+// rules (RFC form, catalogs, the generic-RFC triple) are checked by formats/cfdi/receptor.ts.
+import type { FromSchema } from 'json-schema-to-ts';
+import { listOf, timestamp, uuid } from './common.js';
+
+const str = (maxLength: number, extra: object = {}) => ({ type: 'string', minLength: 1, maxLength, ...extra }) as const;
+
+export const receptorBody = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'invoice.invalid_receptor',
+  required: ['rfc', 'nombre', 'uso_cfdi', 'regimen_fiscal', 'cp'],
+  description: 'The receptor as registered with SAT (Constancia de Situación Fiscal). All five are required.',
+  properties: {
+    rfc: { ...str(13), 'x-error-code': 'invoice.invalid_receptor', description: 'RFC (12 characters for a persona moral, 13 for a física). Generic: XAXX010101000 (público en general), XEXX010101000 (extranjero).' },
+    nombre: { ...str(254), 'x-error-code': 'invoice.invalid_receptor', description: 'Name or razón social, without the legal-entity suffix; upper-cased on the CFDI.' },
+    uso_cfdi: { ...str(4), 'x-error-code': 'invoice.invalid_receptor', description: 'c_UsoCFDI key (e.g. G03, S01), admitted for the receptor régimen.' },
+    regimen_fiscal: { ...str(3), 'x-error-code': 'invoice.invalid_receptor', description: 'c_RegimenFiscal key (e.g. 601, 612, 616, 626).' },
+    cp: { ...str(5), 'x-error-code': 'invoice.invalid_receptor', description: 'Postal code of the receptor domicilio fiscal (5 digits). For a generic RFC the CFDI carries the issuer lugar de expedición instead, as SAT requires.' },
+  },
+} as const;
+
+export const conceptoBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['descripcion', 'importe_minor'],
+  properties: {
+    descripcion: { ...str(1000), description: 'Descripción of the line.' },
+    importe_minor: { type: 'integer', minimum: 1, maximum: 999_999_999_999, description: 'Amount of the line in cents, IVA 16% included (decisions.md §6).' },
+    clave_prod_serv: { type: 'string', pattern: '^[0-9]{8}$', description: 'c_ClaveProdServ (8 digits); default 01010101.' },
+    clave_unidad: { type: 'string', pattern: '^[A-Z0-9]{2,3}$', description: 'c_ClaveUnidad; default ACT.' },
+  },
+} as const;
+
+export const createInvoiceBody = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'invoice.invalid_body',
+  required: ['payment_intent_id', 'receptor'],
+  properties: {
+    payment_intent_id: { ...uuid, 'x-error-code': 'invoice.invalid_body', description: 'A succeeded payment intent of this key\'s tenant and mode.' },
+    receptor: { ...receptorBody, 'x-required-error-code': 'invoice.invalid_receptor' },
+    conceptos: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 200,
+      'x-error-code': 'invoice.invalid_body',
+      items: conceptoBody,
+      description: 'Optional concept lines; their `importe_minor` must add up to the charge total (`invoice.conceptos_sum_mismatch`). Omitted: one line for the whole charge.',
+    },
+  },
+} as const;
+export type CreateInvoiceBody = FromSchema<typeof createInvoiceBody>;
+
+export const createPpdBody = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'invoice.invalid_body',
+  required: ['total_minor', 'receptor'],
+  properties: {
+    total_minor: { type: 'integer', minimum: 1, maximum: 999_999_999_999, 'x-error-code': 'invoice.invalid_body', description: 'Total with IVA 16% included, in cents.' },
+    currency: { type: 'string', default: 'MXN', 'x-error-code': 'invoice.invalid_currency', enum: ['MXN'], description: 'Only MXN (default).' },
+    receptor: { ...receptorBody, 'x-required-error-code': 'invoice.invalid_receptor' },
+    descripcion: { ...str(1000), description: 'Concept description; default "Pago en parcialidades".' },
+  },
+} as const;
+export type CreatePpdBody = FromSchema<typeof createPpdBody>;
+
+export const registerPaymentBody = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'invoice.invalid_body',
+  required: ['payment_intent_id'],
+  properties: { payment_intent_id: { ...uuid, 'x-error-code': 'invoice.invalid_body', description: 'A succeeded charge that settles part or all of the remaining balance.' } },
+} as const;
+export type RegisterPaymentBody = FromSchema<typeof registerPaymentBody>;
+
+export const cancelBody = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'invoice.invalid_body',
+  required: ['motivo'],
+  properties: {
+    motivo: { type: 'string', enum: ['01', '02', '03', '04'], 'x-error-code': 'invoice.invalid_body', description: 'SAT motive: 01 con errores con relación (needs folio_sustitucion), 02 con errores sin relación, 03 no se llevó a cabo la operación, 04 operación nominativa relacionada en una factura global.' },
+    folio_sustitucion: { ...uuid, 'x-error-code': 'invoice.invalid_body', description: 'UUID of the CFDI that replaces this one; required with motivo 01, refused with the others.' },
+  },
+} as const;
+export type CancelBody = FromSchema<typeof cancelBody>;
+
+export const creditNoteBody = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'invoice.invalid_body',
+  required: ['total_minor'],
+  properties: {
+    total_minor: { type: 'integer', minimum: 1, maximum: 999_999_999_999, 'x-error-code': 'invoice.invalid_body', description: 'Credit in cents, IVA 16% included.' },
+    motivo: { ...str(300), description: 'Free text printed as the concept (default "Bonificación").' },
+  },
+} as const;
+export type CreditNoteBody = FromSchema<typeof creditNoteBody>;
+
+const receptorResource = {
+  type: 'object',
+  required: ['rfc', 'nombre', 'uso_cfdi', 'regimen_fiscal', 'cp'],
+  properties: { rfc: { type: 'string' }, nombre: { type: 'string' }, uso_cfdi: { type: 'string' }, regimen_fiscal: { type: 'string' }, cp: { type: 'string' } },
+} as const;
+
+export const invoiceResource = {
+  type: 'object',
+  required: ['id', 'object', 'status', 'total_minor', 'base_minor', 'iva_minor', 'currency', 'receptor', 'pac', 'metodo_pago', 'parcialidades', 'livemode', 'created_at', 'updated_at'],
+  properties: {
+    id: uuid,
+    object: { const: 'invoice' },
+    status: { type: 'string', enum: ['pending', 'stamped', 'error', 'cancel_pending', 'cancelled'], description: '`pending` while the PAC is called; `stamped`; `error` (rejected, not live: a corrected request for the same charge may stamp); `cancel_pending` (SAT awaits the receptor); `cancelled`.' },
+    payment_intent_id: uuid,
+    uuid_fiscal: { type: 'string', description: 'Folio fiscal (UUID) of the TimbreFiscalDigital.' },
+    serie: { type: 'string' },
+    folio: { type: 'string' },
+    total_minor: { type: 'integer' },
+    base_minor: { type: 'integer' },
+    iva_minor: { type: 'integer' },
+    currency: { type: 'string' },
+    receptor: receptorResource,
+    pac: { type: 'string', description: '`sim` or the real PAC (`finkok`).' },
+    metodo_pago: { type: 'string', enum: ['PUE', 'PPD'] },
+    saldo_insoluto_minor: { type: 'integer', description: 'PPD only: what is still owed.' },
+    parcialidades: { type: 'integer', description: 'Payment complements registered (PPD).' },
+    credited_minor: { type: 'integer', description: 'Sum of live credit notes.' },
+    error_detail: { type: 'string', description: 'Why stamping failed (status `error`): the code and the PAC\'s message.' },
+    livemode: { type: 'boolean' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+} as const;
+
+export const invoicePaymentResource = {
+  type: 'object',
+  required: ['id', 'object', 'invoice_id', 'payment_intent_id', 'parcialidad', 'monto_minor', 'saldo_anterior_minor', 'saldo_insoluto_minor', 'currency', 'status', 'livemode', 'created_at', 'updated_at'],
+  properties: {
+    id: uuid,
+    object: { const: 'invoice_payment' },
+    invoice_id: uuid,
+    payment_intent_id: uuid,
+    parcialidad: { type: 'integer' },
+    monto_minor: { type: 'integer' },
+    saldo_anterior_minor: { type: 'integer' },
+    saldo_insoluto_minor: { type: 'integer' },
+    currency: { type: 'string' },
+    status: { type: 'string', enum: ['stamped'] },
+    rep_uuid: { type: 'string', description: 'Folio fiscal of the payment complement CFDI.' },
+    livemode: { type: 'boolean' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+} as const;
+export const invoicePaymentList = listOf(invoicePaymentResource);
+
+export const cancellationResource = {
+  type: 'object',
+  required: ['id', 'object', 'invoice_id', 'motivo', 'status'],
+  properties: {
+    id: uuid,
+    object: { const: 'invoice_cancellation' },
+    invoice_id: uuid,
+    motivo: { type: 'string' },
+    folio_sustitucion: { type: 'string' },
+    status: { type: 'string', enum: ['cancelled', 'pending'] },
+    acuse: { type: 'string', description: 'SAT acknowledgment (XML) as the PAC returned it.' },
+    created_at: timestamp,
+  },
+} as const;
+
+export const creditNoteResource = {
+  type: 'object',
+  required: ['id', 'object', 'invoice_id', 'total_minor', 'status'],
+  properties: {
+    id: uuid,
+    object: { const: 'credit_note' },
+    invoice_id: uuid,
+    total_minor: { type: 'integer' },
+    base_minor: { type: 'integer' },
+    iva_minor: { type: 'integer' },
+    uuid_fiscal: { type: 'string' },
+    status: { type: 'string', enum: ['stamped'] },
+    created_at: timestamp,
+  },
+} as const;
+
+export const fiscalProfileBody = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'fiscal_profile.invalid',
+  required: ['rfc', 'nombre', 'regimen_fiscal', 'cp', 'pac_provider'],
+  properties: {
+    rfc: { ...str(13), description: 'Issuer RFC (Emisor Rfc); must be the CSD\'s.' },
+    nombre: { ...str(254), description: 'Issuer name as registered with SAT.' },
+    regimen_fiscal: { ...str(3), description: 'Issuer c_RegimenFiscal key.' },
+    cp: { type: 'string', pattern: '^[0-9]{5}$', description: 'LugarExpedicion: postal code where invoices are issued.' },
+    serie: { type: 'string', maxLength: 25, pattern: '^[^|]*$', description: 'Serie of the invoices (default "F"); credit notes use "NC", payment complements "RP".' },
+    pac_provider: { type: 'string', enum: ['sim', 'finkok'], description: '`sim` (test mode only, decisions.md §5) or `finkok` (live only).' },
+    pac_user: { type: 'string', maxLength: 200 },
+    pac_password: { type: 'string', maxLength: 200, writeOnly: true, description: 'Never returned nor logged; omitted = keep the stored one; "" = remove it.' },
+    self_invoice_enabled: { type: 'boolean', default: false },
+    self_invoice_slug: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{2,62}$', description: 'Address of the self-invoice page /factura/{slug}; unique across tenants.' },
+    csd: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['cer_base64', 'key_base64', 'password'],
+      writeOnly: true,
+      description: 'Optional CSD upload: the .cer and .key files in base64 and the key password. Stored encrypted (AES-256-GCM), never returned; GET shows its certificate number and validity.',
+      properties: { cer_base64: { type: 'string', maxLength: 20000 }, key_base64: { type: 'string', maxLength: 20000 }, password: { type: 'string', maxLength: 200 } },
+    },
+  },
+} as const;
+export type FiscalProfileBody = FromSchema<typeof fiscalProfileBody>;
+
+export const fiscalProfileResource = {
+  type: 'object',
+  required: ['object', 'rfc', 'nombre', 'regimen_fiscal', 'cp', 'pac_provider', 'pac_password_set', 'self_invoice_enabled', 'livemode'],
+  properties: {
+    object: { const: 'fiscal_profile' },
+    rfc: { type: 'string' },
+    nombre: { type: 'string' },
+    regimen_fiscal: { type: 'string' },
+    cp: { type: 'string' },
+    serie: { type: 'string' },
+    pac_provider: { type: 'string' },
+    pac_user: { type: 'string' },
+    pac_password_set: { type: 'boolean', description: 'Whether a PAC password is stored (the password itself is never returned).' },
+    self_invoice_enabled: { type: 'boolean' },
+    self_invoice_slug: { type: 'string' },
+    self_invoice_url: { type: 'string', description: 'Relative path of the page: /factura/{slug}.' },
+    csd: {
+      type: 'object',
+      properties: { source: { type: 'string', enum: ['uploaded', 'sat_test'] }, no_certificado: { type: 'string' }, rfc: { type: 'string' }, valid_from: timestamp, valid_to: timestamp },
+      description: 'The CSD that seals this mode\'s documents: the uploaded one, or in test mode SAT\'s public test CSD.',
+    },
+    livemode: { type: 'boolean' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+} as const;
+
+export const autofacturaBody = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'autofactura.invalid_body',
+  required: ['receipt_code', 'rfc', 'nombre', 'uso_cfdi', 'regimen_fiscal', 'cp'],
+  properties: {
+    receipt_code: { type: 'string', minLength: 1, maxLength: 20, description: 'The receipt code printed on the ticket (W-XXXXX).' },
+    rfc: { type: 'string', minLength: 1, maxLength: 20 },
+    nombre: str(254),
+    uso_cfdi: str(4),
+    regimen_fiscal: str(3),
+    cp: str(5),
+    email: { type: 'string', maxLength: 320, description: 'Captured, no effect on stamping.' },
+  },
+} as const;
+export type AutofacturaBody = FromSchema<typeof autofacturaBody>;
+
+export const autofacturaResource = {
+  type: 'object',
+  required: ['object', 'status', 'uuid_fiscal', 'total_minor', 'currency'],
+  description: 'The invoice, public fields only.',
+  properties: {
+    object: { const: 'invoice' },
+    status: { type: 'string' },
+    uuid_fiscal: { type: 'string' },
+    serie: { type: 'string' },
+    folio: { type: 'string' },
+    total_minor: { type: 'integer' },
+    base_minor: { type: 'integer' },
+    iva_minor: { type: 'integer' },
+    currency: { type: 'string' },
+    receptor: receptorResource,
+    livemode: { type: 'boolean' },
+    created_at: timestamp,
+  },
+} as const;
+
+export const autofacturaQuery = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'autofactura.invalid_body',
+  required: ['receipt_code', 'rfc'],
+  properties: {
+    receipt_code: { type: 'string', minLength: 1, maxLength: 20 },
+    rfc: { type: 'string', minLength: 1, maxLength: 20 },
+    format: { type: 'string', enum: ['xml', 'pdf'], default: 'pdf' },
+  },
+} as const;
