@@ -5,7 +5,6 @@
 import t from 'tap';
 import { createActor, initialTransition, transition } from 'xstate';
 import {
-  MAX_ATTEMPTS,
   PAYMENT_INTENT_STATES,
   paymentIntentMachine,
   type PaymentIntentContext,
@@ -17,7 +16,7 @@ import { attemptMachine } from '../../machines/attempt.js';
 type Ctx = PaymentIntentContext;
 type Effect = { type: string; params?: Record<string, unknown> };
 
-const ctx = (over: Partial<Ctx> = {}): Ctx => ({ openAttempt: null, attempts: 0, reviewPending: false, ...over });
+const ctx = (over: Partial<Ctx> = {}): Ctx => ({ openAttempt: null, reviewPending: false, ...over });
 
 function run(from: PaymentIntentStatus, over: Partial<Ctx>, event: PaymentIntentEvent) {
   const snapshot = paymentIntentMachine.resolveState({ value: from, context: ctx(over) });
@@ -52,7 +51,8 @@ const ALL_EVENTS: PaymentIntentEvent[] = [
   { type: 'evidence.action_required', expires: true },
   { type: 'evidence.action_required', expires: false },
   { type: 'evidence.hard_decline' },
-  { type: 'evidence.soft_decline' },
+  { type: 'evidence.soft_decline', retry: false },
+  { type: 'evidence.soft_decline', retry: true },
   { type: 'evidence.incoming_payment' },
   { type: 'time.expire' },
   { type: 'capture' },
@@ -60,28 +60,27 @@ const ALL_EVENTS: PaymentIntentEvent[] = [
 ];
 
 const OPEN_ATTEMPTS: Ctx['openAttempt'][] = [null, 'pending', 'authorized', 'requires_action'];
-const ATTEMPT_COUNTS = [0, 1, MAX_ATTEMPTS - 1, MAX_ATTEMPTS, MAX_ATTEMPTS + 1];
 const ALL_CONTEXTS: Ctx[] = [];
 for (const openAttempt of OPEN_ATTEMPTS)
-  for (const attempts of ATTEMPT_COUNTS) for (const reviewPending of [false, true]) ALL_CONTEXTS.push({ openAttempt, attempts, reviewPending });
+  for (const reviewPending of [false, true]) ALL_CONTEXTS.push({ openAttempt, reviewPending });
 
 const TERMINAL: PaymentIntentStatus[] = ['succeeded', 'failed', 'expired', 'canceled'];
 const CONFIRMABLE: PaymentIntentStatus[] = ['requires_payment_method', 'requires_confirmation'];
 const CATALOG = ['payment_intent.succeeded', 'payment_intent.requires_action', 'payment_intent.failed', 'payment_intent.expired', 'payment_intent.canceled'];
-const EFFECT_TYPES = new Set(['reject', 'openAttempt', 'openReview', 'resolveReview', 'attempt', 'emit', 'postCapture', 'scheduleExpiry', 'cancelExpiry', 'setNextAction', 'clearNextAction', 'recordError']);
+const EFFECT_TYPES = new Set(['reject', 'openAttempt', 'openRetryAttempt', 'openReview', 'resolveReview', 'attempt', 'emit', 'postCapture', 'scheduleExpiry', 'cancelExpiry', 'setNextAction', 'clearNextAction', 'recordError']);
 const REJECT_CODES = new Set(['payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.blocked_by_risk', 'attempt.not_capturable', 'payment_intent.cancel_conflict']);
 
 const label = (e: PaymentIntentEvent) =>
-  e.type === 'confirm' ? `confirm(routed=${e.routed},risk=${e.risk})` : e.type === 'evidence.action_required' ? `${e.type}(expires=${e.expires})` : e.type;
-const ctxLabel = (c: Ctx) => `{open=${c.openAttempt},attempts=${c.attempts},review=${c.reviewPending}}`;
+  e.type === 'confirm' ? `confirm(routed=${e.routed},risk=${e.risk})` : e.type === 'evidence.action_required' ? `${e.type}(expires=${e.expires})` : e.type === 'evidence.soft_decline' ? `${e.type}(retry=${e.retry})` : e.type;
+const ctxLabel = (c: Ctx) => `{open=${c.openAttempt},review=${c.reviewPending}}`;
 
 // Typical persisted contexts per state.
 const FRESH = ctx();
 const REVIEWING = ctx({ reviewPending: true });
-const PENDING = ctx({ openAttempt: 'pending', attempts: 1 });
-const AUTHORIZED = ctx({ openAttempt: 'authorized', attempts: 1 });
-const ACTION = ctx({ openAttempt: 'requires_action', attempts: 1 });
-const SETTLED = ctx({ attempts: 1 });
+const PENDING = ctx({ openAttempt: 'pending' });
+const AUTHORIZED = ctx({ openAttempt: 'authorized' });
+const ACTION = ctx({ openAttempt: 'requires_action' });
+const SETTLED = ctx();
 
 // ---- the initial state -------------------------------------------------------------------------
 
@@ -89,22 +88,21 @@ t.test('spec row "(none) | create": the initial state is requires_payment_method
   const [snapshot, actions] = initialTransition(paymentIntentMachine, {});
   t.equal(snapshot.value, 'requires_payment_method');
   t.equal(snapshot.status, 'active');
-  t.same(snapshot.context, { openAttempt: null, attempts: 0, reviewPending: false });
+  t.same(snapshot.context, { openAttempt: null, reviewPending: false });
   t.same(actions, [], 'creation is not dispatched: no emit, no effect at all');
 
   // The same through an actor that is never started (nothing runs).
   t.equal(createActor(paymentIntentMachine, { input: {} }).getSnapshot().value, 'requires_payment_method');
 
-  const [withInput, inputActions] = initialTransition(paymentIntentMachine, { attempts: 2 });
+  const [withInput, inputActions] = initialTransition(paymentIntentMachine, { reviewPending: true });
   t.equal(withInput.value, 'requires_payment_method');
-  t.same(withInput.context, { openAttempt: null, attempts: 2, reviewPending: false }, 'input overrides the context defaults');
+  t.same(withInput.context, { openAttempt: null, reviewPending: true }, 'input overrides the context defaults');
   t.same(inputActions, []);
 });
 
-t.test('the machine declares exactly the spec states and MAX_ATTEMPTS is a positive integer', async (t) => {
+t.test('the machine declares exactly the spec states', async (t) => {
   t.same([...PAYMENT_INTENT_STATES].sort(), ['canceled', 'expired', 'failed', 'processing', 'requires_action', 'requires_confirmation', 'requires_payment_method', 'succeeded']);
   t.same(Object.keys(paymentIntentMachine.states).sort(), [...PAYMENT_INTENT_STATES].sort());
-  t.ok(Number.isInteger(MAX_ATTEMPTS) && MAX_ATTEMPTS >= 1, `MAX_ATTEMPTS = ${MAX_ATTEMPTS}`);
 });
 
 // ---- every row of the spec table, with the exact effects -------------------------------------------
@@ -127,7 +125,6 @@ const confirm = (routed = true, risk: 'allow' | 'block' | 'review' = 'allow'): P
 const ROWS: Row[] = [
   // requires_payment_method | confirm
   { why: 'route + no risk rule -> processing, attempt opened, no event', from: 'requires_payment_method', ctx: FRESH, event: confirm(), to: 'processing', effects: ['openAttempt'] },
-  { why: 'retry after a soft decline -> processing', from: 'requires_payment_method', ctx: ctx({ attempts: 1 }), event: confirm(), to: 'processing', effects: ['openAttempt'] },
   { why: 'no route', from: 'requires_payment_method', ctx: FRESH, event: confirm(false), to: 'requires_payment_method', effects: ['reject'], reject: 'payment_intent.no_route' },
   { why: 'no route beats a blocking rule', from: 'requires_payment_method', ctx: FRESH, event: confirm(false, 'block'), to: 'requires_payment_method', effects: ['reject'], reject: 'payment_intent.no_route' },
   { why: 'no route beats a review rule', from: 'requires_payment_method', ctx: FRESH, event: confirm(false, 'review'), to: 'requires_payment_method', effects: ['reject'], reject: 'payment_intent.no_route' },
@@ -171,10 +168,8 @@ const ROWS: Row[] = [
   // processing | declines
   { why: 'hard decline', from: 'processing', ctx: PENDING, event: { type: 'evidence.hard_decline' }, to: 'failed', effects: ['attempt', 'recordError', 'emit'], emit: 'payment_intent.failed', attempt: 'declined' },
   { why: 'hard decline of an authorized attempt', from: 'processing', ctx: AUTHORIZED, event: { type: 'evidence.hard_decline' }, to: 'failed', effects: ['attempt', 'recordError', 'emit'], emit: 'payment_intent.failed', attempt: 'declined' },
-  { why: 'soft decline with attempts left: retry, no event', from: 'processing', ctx: ctx({ openAttempt: 'pending', attempts: 1 }), event: { type: 'evidence.soft_decline' }, to: 'requires_payment_method', effects: ['attempt', 'recordError'], attempt: 'declined' },
-  { why: `soft decline at attempts = MAX_ATTEMPTS - 1 (${MAX_ATTEMPTS - 1}): retry, no event`, from: 'processing', ctx: ctx({ openAttempt: 'pending', attempts: MAX_ATTEMPTS - 1 }), event: { type: 'evidence.soft_decline' }, to: 'requires_payment_method', effects: ['attempt', 'recordError'], attempt: 'declined' },
-  { why: `soft decline at attempts = MAX_ATTEMPTS (${MAX_ATTEMPTS}): no retry left -> failed`, from: 'processing', ctx: ctx({ openAttempt: 'pending', attempts: MAX_ATTEMPTS }), event: { type: 'evidence.soft_decline' }, to: 'failed', effects: ['attempt', 'recordError', 'emit'], emit: 'payment_intent.failed', attempt: 'declined' },
-  { why: 'soft decline beyond MAX_ATTEMPTS -> failed', from: 'processing', ctx: ctx({ openAttempt: 'pending', attempts: MAX_ATTEMPTS + 1 }), event: { type: 'evidence.soft_decline' }, to: 'failed', effects: ['attempt', 'recordError', 'emit'], emit: 'payment_intent.failed', attempt: 'declined' },
+  { why: 'soft decline with another eligible connector: a new attempt there, still processing, no event', from: 'processing', ctx: PENDING, event: { type: 'evidence.soft_decline', retry: true }, to: 'processing', effects: ['attempt', 'recordError', 'openRetryAttempt'], attempt: 'declined' },
+  { why: 'soft decline with no retry left -> failed (spec)', from: 'processing', ctx: PENDING, event: { type: 'evidence.soft_decline', retry: false }, to: 'failed', effects: ['attempt', 'recordError', 'emit'], emit: 'payment_intent.failed', attempt: 'declined' },
   // processing | capture
   { why: 'capture with an authorized attempt: stays processing until the provider confirms', from: 'processing', ctx: AUTHORIZED, event: { type: 'capture' }, to: 'processing', effects: ['attempt'], attempt: 'capture_requested' },
   { why: 'capture with a pending attempt', from: 'processing', ctx: PENDING, event: { type: 'capture' }, to: 'processing', effects: ['reject'], reject: 'attempt.not_capturable' },
@@ -197,9 +192,9 @@ const ROWS: Row[] = [
   { why: 'charge captured', from: 'requires_action', ctx: ACTION, event: { type: 'evidence.captured' }, to: 'succeeded', effects: ['attempt', 'clearNextAction', 'cancelExpiry', 'postCapture', 'emit'], emit: 'payment_intent.succeeded', attempt: 'captured' },
   { why: 'simulated/real incoming payment', from: 'requires_action', ctx: ACTION, event: { type: 'evidence.incoming_payment' }, to: 'succeeded', effects: ['attempt', 'clearNextAction', 'cancelExpiry', 'postCapture', 'emit'], emit: 'payment_intent.succeeded', attempt: 'captured' },
   { why: 'hard decline', from: 'requires_action', ctx: ACTION, event: { type: 'evidence.hard_decline' }, to: 'failed', effects: ['attempt', 'clearNextAction', 'cancelExpiry', 'recordError', 'emit'], emit: 'payment_intent.failed', attempt: 'declined' },
-  { why: `soft decline at attempts = MAX_ATTEMPTS`, from: 'requires_action', ctx: ctx({ openAttempt: 'requires_action', attempts: MAX_ATTEMPTS }), event: { type: 'evidence.soft_decline' }, to: 'failed', effects: ['attempt', 'clearNextAction', 'cancelExpiry', 'recordError', 'emit'], emit: 'payment_intent.failed', attempt: 'declined' },
+  { why: 'soft decline with no retry left', from: 'requires_action', ctx: ACTION, event: { type: 'evidence.soft_decline', retry: false }, to: 'failed', effects: ['attempt', 'clearNextAction', 'cancelExpiry', 'recordError', 'emit'], emit: 'payment_intent.failed', attempt: 'declined' },
   // Machine decision (not a spec row): in requires_action a soft decline is final even with attempts left.
-  { why: 'soft decline with attempts left is still final here (machine decision)', from: 'requires_action', ctx: ACTION, event: { type: 'evidence.soft_decline' }, to: 'failed', effects: ['attempt', 'clearNextAction', 'cancelExpiry', 'recordError', 'emit'], emit: 'payment_intent.failed', attempt: 'declined' },
+  { why: 'soft decline with a retry available is still final here: a push payment is not retried elsewhere (machine decision)', from: 'requires_action', ctx: ACTION, event: { type: 'evidence.soft_decline', retry: true }, to: 'failed', effects: ['attempt', 'clearNextAction', 'cancelExpiry', 'recordError', 'emit'], emit: 'payment_intent.failed', attempt: 'declined' },
   { why: 'pending action expired unpaid', from: 'requires_action', ctx: ACTION, event: { type: 'time.expire' }, to: 'expired', effects: ['attempt', 'clearNextAction', 'emit'], emit: 'payment_intent.expired', attempt: 'expired' },
   { why: 'cancel voids the attempt', from: 'requires_action', ctx: ACTION, event: { type: 'cancel' }, to: 'canceled', effects: ['attempt', 'clearNextAction', 'cancelExpiry', 'emit'], emit: 'payment_intent.canceled', attempt: 'voided' },
   { why: 'capture', from: 'requires_action', ctx: ACTION, event: { type: 'capture' }, to: 'requires_action', effects: ['reject'], reject: 'attempt.not_capturable' },
@@ -257,19 +252,16 @@ t.test('risk review: requires_confirmation with openReview, then the review gate
   t.match(again.messages[0], /review/i, 'the rejection says a review waits');
 });
 
-t.test('soft decline: MAX_ATTEMPTS is the boundary between retry and failure', async (t) => {
-  for (let attempts = 1; attempts <= MAX_ATTEMPTS + 1; attempts++) {
-    const r = run('processing', ctx({ openAttempt: 'pending', attempts }), { type: 'evidence.soft_decline' });
-    if (attempts < MAX_ATTEMPTS) {
-      t.equal(r.state, 'requires_payment_method', `attempts=${attempts} < ${MAX_ATTEMPTS}: retry`);
-      t.same(r.emits, [], `attempts=${attempts}: no event (the catalog has none for a retry)`);
-      t.same(r.types, ['attempt', 'recordError']);
-    } else {
-      t.equal(r.state, 'failed', `attempts=${attempts} >= ${MAX_ATTEMPTS}: failed`);
-      t.same(r.emits, ['payment_intent.failed'], `attempts=${attempts}: emits failed`);
-      t.same(r.types, ['attempt', 'recordError', 'emit']);
-    }
-    t.same(r.attempt, ['declined']);
+t.test('soft decline: a retry left is the boundary between a new attempt and failure (spec: "soft decline with no retry left")', async (t) => {
+  for (const open of ['pending', 'authorized'] as const) {
+    const retry = run('processing', ctx({ openAttempt: open }), { type: 'evidence.soft_decline', retry: true });
+    t.equal(retry.state, 'processing', `${open}: retry on the next connector, the intent stays processing`);
+    t.same(retry.emits, [], 'no event (the catalog has none for a retry)');
+    t.same(retry.types, ['attempt', 'recordError', 'openRetryAttempt'], 'the declined attempt is closed before the new one opens');
+    const final = run('processing', ctx({ openAttempt: open }), { type: 'evidence.soft_decline', retry: false });
+    t.equal(final.state, 'failed', `${open}: no retry left -> failed`);
+    t.same(final.emits, ['payment_intent.failed'], 'the merchant is told');
+    t.same(final.attempt, ['declined']);
   }
 });
 
@@ -383,9 +375,9 @@ t.test('initial and all reachable moves never emit a creation or processing even
   t.same(initActions.filter((a) => a.type === 'emit'), []);
   // walk every path from the initial state with the typical contexts of each state
   const typical: Record<PaymentIntentStatus, Ctx[]> = {
-    requires_payment_method: [FRESH, ctx({ attempts: 1 }), ctx({ attempts: MAX_ATTEMPTS - 1 })],
+    requires_payment_method: [FRESH],
     requires_confirmation: [FRESH, REVIEWING],
-    processing: [PENDING, AUTHORIZED, ctx({ openAttempt: 'pending', attempts: MAX_ATTEMPTS })],
+    processing: [PENDING, AUTHORIZED],
     requires_action: [ACTION],
     succeeded: [SETTLED],
     failed: [SETTLED],
@@ -439,7 +431,10 @@ t.test('each attempt effect moves the open attempt the way the intent moved', as
       const n = `${from} ${ctxLabel(c)} + ${label(e)} -> attempt ${r.attempt[0]}`;
       const snap = attemptMachine.resolveState({ value: c.openAttempt!, context: undefined as never });
       const [next, actions] = transition(attemptMachine, snap, { type: r.attempt[0] } as never);
-      if (r.state === from) {
+      if (r.state === from && r.types.includes('openRetryAttempt')) {
+        // The intent stays processing: the declined attempt failed and a new one opens elsewhere.
+        t.equal(next.value, 'failed', `${n}: the declined attempt is failed`);
+      } else if (r.state === from) {
         // The intent stays: authorized evidence or a capture request.
         t.equal(next.value, 'authorized', `${n}: attempt is authorized`);
         if (r.attempt[0] === 'capture_requested') t.same(actions.map((a) => a.type), ['requestCapture'], `${n}: capture requested at the provider`);

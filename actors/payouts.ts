@@ -1,0 +1,555 @@
+// Payouts (outgoing SPEI transfers from the merchant's own account) on the entity actor
+// (kernel/entity.ts), with four-eyes approval above a tenant threshold.
+//
+// - Create: validations of the spec, then one transaction (row `processing`, history, idempotency
+//   record); the worker's job `payout.execute` runs after the commit. Above the tenant's
+//   threshold the answer is 202 with a pending payout_approval; an operator other than the
+//   requesting key approves it and the payout is created then.
+// - Never sent twice (architecture invariant 4): the rail key and clave de rastreo derive from
+//   the payout id; before its first call to the rail the worker commits `send_started_at`; a
+//   payout that has it set may have reached the rail (a crash between send and record), so it is
+//   asked about (status) before anything is sent again, and sent only if the rail never saw it.
+// - The rail's evidence (its answer, a status query, a callback confirmed by a status query) is a
+//   step of the payout machine: row, history, ledger entry, webhook event, in one transaction.
+//   An order the rail accepted but has not settled is polled by a durable timer.
+import { randomUUID } from 'node:crypto';
+import type { Capability } from '../kernel/capability.js';
+import type { Sql } from '../kernel/db.js';
+import { LockBusy, clockOf, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
+import { ApiError } from '../kernel/errors.js';
+import { saveIdempotent, type IdempotencyHandle } from '../kernel/idempotency.js';
+import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
+import type { Logger } from '../kernel/log.js';
+import { initialState, machineStep } from '../kernel/machine-step.js';
+import type { Principal } from '../kernel/principal.js';
+import { RECONCILE_AFTER } from '../kernel/runtime.js';
+import type { TimerDef } from '../kernel/timers.js';
+import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
+import { checkClabe, maskClabe } from '../formats/clabe.js';
+import { checkRfc } from '../formats/rfc.js';
+import { numericReferenceFor, operationDateOf, payoutKeyFor, RailUnavailable, trackingKeyFor, type PayoutOrder, type PayoutRail, type RailState } from '../connectors/payout/rail.js';
+import type { SimPayoutRail } from '../connectors/payout/sim.js';
+import { payoutMachine, type PayoutEvent } from '../machines/payout.js';
+import type { SecretBox } from '../kernel/secret-box.js';
+import { payoutReturnedLines, payoutSentLines } from './connect-ledger.js';
+
+export const PAYOUT_QUEUE = 'payout';
+/** Polls of an accepted, unsettled order: every minute in its first hour, then every 15 minutes. */
+export const POLL_EARLY_MS = 60_000;
+export const POLL_LATE_MS = 15 * 60_000;
+
+export interface PayoutRow {
+  id: string;
+  tenant_id: string;
+  livemode: boolean;
+  status: string;
+  version: number;
+  clabe_sealed: string;
+  clabe_masked: string;
+  beneficiary_name: string;
+  beneficiary_rfc: string | null;
+  amount_minor: number;
+  currency: string;
+  concepto: string;
+  reference: string;
+  connector_key: string;
+  rail_key: string;
+  order_key: string;
+  tracking_key: string;
+  send_started_at: Date | null;
+  operation_date: string | null;
+  sent_at: Date | null;
+  provider_ref: string | null;
+  failure_code: string | null;
+  failure_reason: string | null;
+  requested_by: string;
+  approval_id: string | null;
+  connect_account_id: string | null;
+  paid_at: Date | null;
+  returned_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+type HydratedPayout = Hydrated<PayoutRow>;
+
+export type PayoutCommand =
+  | { kind: 'send_started'; operationDate: string }
+  | { kind: 'rail'; state: RailState; inboxId?: string }
+  /** A notice that turned out to change nothing: only marks it processed. */
+  | { kind: 'notice_done'; inboxId: string };
+
+export interface CreatePayout {
+  clabe?: string;
+  beneficiary_name?: string;
+  beneficiary_rfc?: string;
+  amount_minor: number;
+  currency: string;
+  concepto?: string;
+  reference?: string;
+  connector_key?: 'stp' | 'sim';
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const toPayout = (r: Record<string, unknown>): PayoutRow => ({ ...(r as unknown as PayoutRow), amount_minor: Number(r.amount_minor) });
+export const clabeContext = (payoutId: string) => `payout:${payoutId}:clabe`;
+
+/** The payout as the API shows it: the CLABE masked; rail fields once the worker executed the order. */
+export function payoutView(r: PayoutRow) {
+  return {
+    id: r.id,
+    object: 'payout' as const,
+    clabe: r.clabe_masked,
+    beneficiary_name: r.beneficiary_name,
+    beneficiary_rfc: r.beneficiary_rfc,
+    amount_minor: Number(r.amount_minor),
+    currency: r.currency,
+    concepto: r.concepto,
+    reference: r.reference,
+    status: r.status,
+    connector_key: r.connector_key,
+    livemode: r.livemode,
+    created_at: r.created_at.toISOString(),
+    provider_ref: r.provider_ref,
+    tracking_key: r.sent_at ? r.tracking_key : null,
+    failure_reason: r.failure_reason,
+  };
+}
+
+/** The data of payout.* events: the projection without absent fields. */
+export function payoutEventData(r: PayoutRow) {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(payoutView(r))) if (v !== null && v !== undefined && k !== 'livemode') out[k] = v;
+  return out;
+}
+
+export function approvalView(r: Record<string, unknown>) {
+  const req = r.request as { beneficiary_name: string; concepto: string };
+  return {
+    id: r.id as string,
+    object: 'payout_approval' as const,
+    status: r.status as string,
+    amount_minor: Number(r.amount_minor),
+    currency: r.currency as string,
+    clabe: r.clabe_masked as string,
+    beneficiary_name: req.beneficiary_name,
+    concepto: req.concepto,
+    approver: (r.approver as string | null) ?? null,
+    payout_id: (r.payout_id as string | null) ?? null,
+    livemode: r.livemode as boolean,
+    created_at: (r.created_at as Date).toISOString(),
+    resolved_at: r.resolved_at ? (r.resolved_at as Date).toISOString() : null,
+  };
+}
+
+/** The spec's validations of a payout body (what the schema alone cannot say). Pure. */
+export function validatePayout(body: CreatePayout): { clabe: string; beneficiary_name: string; concepto: string; beneficiary_rfc: string | null } {
+  const missing = (['clabe', 'beneficiary_name', 'concepto'] as const).filter((f) => typeof body[f] !== 'string' || !body[f]!.trim());
+  if (missing.length) throw new ApiError('payout.missing_fields', `A payout needs clabe, beneficiary_name and concepto; missing: ${missing.join(', ')}.`);
+  // spec: only MXN (the schema already refused a value that is not an ISO 4217 code).
+  if (body.currency !== 'MXN') throw new ApiError('payout.unsupported_currency', `Payouts are SPEI transfers, in MXN only (got ${body.currency}).`);
+  const c = checkClabe(body.clabe!.trim());
+  if (!c.ok) throw new ApiError('payout.invalid_clabe', c.message);
+  let rfc: string | null = null;
+  if (body.beneficiary_rfc !== undefined) {
+    const r = checkRfc(body.beneficiary_rfc);
+    if (!r.ok) throw new ApiError('payout.invalid_beneficiary_rfc', r.message);
+    rfc = r.rfc;
+  }
+  return { clabe: c.clabe, beneficiary_name: body.beneficiary_name!.trim(), concepto: body.concepto!.trim(), beneficiary_rfc: rfc };
+}
+
+/** When to poll an accepted order again. */
+export const nextPollAt = (now: Date, createdAt: Date) => new Date(now.getTime() + (now.getTime() - createdAt.getTime() < 3_600_000 ? POLL_EARLY_MS : POLL_LATE_MS));
+
+const RAIL_EVENT: Record<RailState['state'], PayoutEvent['type']> = { in_flight: 'rail.in_flight', paid: 'rail.paid', failed: 'rail.failed', returned: 'rail.returned' };
+
+/** A payout's step: pure (payout machine → row, history, ledger entries, event, timer). */
+export function planPayoutStep(h: HydratedPayout, cmd: PayoutCommand, env: StepEnv): Plan<PayoutRow> {
+  const r = h.row;
+  const done: Write[] = 'inboxId' in cmd && cmd.inboxId ? [{ op: 'update', table: 'inbox', id: cmd.inboxId, set: { processed_at: env.at } }] : [];
+  if (cmd.kind === 'notice_done') return { writes: done, result: r };
+  const event: PayoutEvent = cmd.kind === 'send_started' ? { type: 'send_started' } : { type: RAIL_EVENT[cmd.state.state] };
+  // Evidence that changes nothing (a repeated answer, a state the payout is past) is only acknowledged.
+  if (!payoutMachine.resolveState({ value: r.status, context: undefined as never }).can(event)) return { writes: done, result: r };
+  // An accepted order still in flight after a poll: only the next poll moves.
+  if (cmd.kind === 'rail' && cmd.state.state === 'in_flight' && r.provider_ref === cmd.state.providerRef) {
+    return { writes: done, timers: [{ kind: 'payout.poll', entityId: r.id, dueAt: nextPollAt(env.now, r.created_at) }], result: r };
+  }
+  const step = machineStep(payoutMachine, r.status, undefined, event);
+  const set: Record<string, unknown> = { updated_at: env.at };
+  const plan: Plan<PayoutRow> = { writes: done, events: [], ledger: [], timers: [], result: r };
+  const s = cmd.kind === 'rail' ? cmd.state : undefined;
+  for (const e of step.effects) {
+    if (e.type === 'markSending') {
+      set.send_started_at = env.at;
+      set.operation_date = (cmd as { operationDate: string }).operationDate;
+    } else if (e.type === 'recordRail' && s) {
+      if ('providerRef' in s && s.providerRef) set.provider_ref = s.providerRef;
+      if (!r.sent_at) set.sent_at = env.at;
+      if (s.state === 'in_flight') plan.timers!.push({ kind: 'payout.poll', entityId: r.id, dueAt: nextPollAt(env.now, r.created_at) });
+    } else if (e.type === 'recordFailure' && s && (s.state === 'failed' || s.state === 'returned')) {
+      set.failure_code = s.code;
+      set.failure_reason = s.reason;
+    } else if (e.type === 'postSent') {
+      plan.ledger!.push({ tenantId: r.tenant_id, livemode: r.livemode, kind: 'payout.sent', refType: 'payout', refId: r.id, memo: `payout to ${r.clabe_masked}`, lines: payoutSentLines(r.connector_key, r.currency, r.amount_minor, r.connect_account_id) });
+    } else if (e.type === 'postReturned') {
+      plan.ledger!.push({ tenantId: r.tenant_id, livemode: r.livemode, kind: 'payout.returned', refType: 'payout', refId: r.id, memo: `devolución of the payout to ${r.clabe_masked}`, lines: payoutReturnedLines(r.connector_key, r.currency, r.amount_minor, r.connect_account_id) });
+    }
+  }
+  if (step.value !== r.status) {
+    set.status = step.value;
+    if (step.value === 'paid') set.paid_at = env.at;
+    if (step.value === 'returned') set.returned_at = env.at;
+    if (r.status === 'processing') plan.timers!.push({ kind: 'payout.poll', entityId: r.id, cancel: true });
+  }
+  const updated = toPayout({ ...r, ...set, version: r.version + 1 });
+  for (const e of step.effects) if (e.type === 'emit') plan.events!.push({ type: (e.params as { event: string }).event, data: payoutEventData(updated) });
+  plan.set = set;
+  plan.history = {
+    event: event.type,
+    data: s ? { provider_ref: 'providerRef' in s ? s.providerRef ?? null : null, ...(s.state === 'failed' || s.state === 'returned' ? { code: s.code } : {}) } : undefined,
+  };
+  plan.result = updated;
+  return plan;
+}
+
+export interface PayoutsDeps {
+  sql: Sql;
+  actor: EntityActor;
+  secrets: SecretBox;
+  log: Logger;
+  /** The rails: `sim` (test mode, every connector key) and `stp` (live). */
+  rails: { sim: SimPayoutRail; stp: PayoutRail };
+  /** Enqueues a declared job outside a step (runtime.jobs.enqueue). */
+  enqueue(j: JobRequest): Promise<void>;
+  /** Whether the tenant stored credentials for a live rail. */
+  hasCredentials(tenantId: string, livemode: boolean, connectorKey: string): Promise<boolean>;
+  /** The company code (empresa) the tenant's live STP credentials name, to check callbacks. */
+  stpEmpresa(tenantId: string): Promise<string | undefined>;
+}
+
+export class Payouts {
+  readonly def: EntityDef<HydratedPayout, PayoutCommand>;
+
+  readonly executeJob = defineJob<{ payoutId: string; inboxId?: string }>({
+    queue: PAYOUT_QUEUE,
+    name: 'payout.execute',
+    shape: { payoutId: 'uuid', inboxId: 'uuid?' },
+    id: (d) => `payout-${d.payoutId}${d.inboxId ? `-notice-${d.inboxId}` : ''}`,
+    shardKey: (d) => d.payoutId,
+    transient: (e) => e instanceof RailUnavailable || e instanceof LockBusy,
+    run: (d) => this.execute(d.payoutId, d.inboxId),
+  });
+
+  readonly pollTimer: TimerDef = {
+    kind: 'payout.poll',
+    queue: PAYOUT_QUEUE,
+    fire: (t) => this.execute(t.entityId),
+    transient: (e) => e instanceof RailUnavailable || e instanceof LockBusy,
+  };
+
+  constructor(private d: PayoutsDeps) {
+    this.def = {
+      kind: 'payout',
+      table: 'payouts',
+      notFound: 'payout.not_found',
+      busy: 'payout.concurrent_modification',
+      hydrate: async (sql, id, scope) => {
+        const [r] = await sql`
+          select p.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
+            from payouts p left join test_clocks tc on tc.tenant_id = p.tenant_id
+           where p.id = ${id} ${scope ? sql`and p.tenant_id = ${scope.tenantId} and p.livemode = ${scope.livemode}` : sql``}`;
+        if (!r) return undefined;
+        const { clock_offset_ms, ...row } = r;
+        return { row: toPayout(row), clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }) };
+      },
+      plan: (h, cmd, env) => planPayoutStep(h, cmd, env),
+    };
+  }
+
+  /** The rail that executes a payout of this mode and connector key, or payout.no_route. */
+  async railKeyFor(tenantId: string, livemode: boolean, connectorKey: string): Promise<'sim' | 'stp'> {
+    // decisions.md §6: in test mode `stp` is simulated; live never reaches a simulator (§5).
+    if (!livemode) return 'sim';
+    if (connectorKey !== 'stp') throw new ApiError('payout.no_route', `Connector ${connectorKey} is a test-mode simulator; live payouts go through stp.`);
+    if (!(await this.d.hasCredentials(tenantId, livemode, 'stp'))) {
+      throw new ApiError('payout.no_route', 'This account has no STP credentials for live mode: store them with PUT /v1/connectors/stp/credentials. Nothing was sent.');
+    }
+    return 'stp';
+  }
+
+  /** A new payout row (processing) with its CLABE sealed; the caller writes it. */
+  newRow(p: { tenantId: string; livemode: boolean }, v: { clabe: string; beneficiary_name: string; beneficiary_rfc: string | null; concepto: string }, o: { amountMinor: number; reference?: string; connectorKey: string; railKey: string; requestedBy: string; approvalId?: string | null; connectAccountId?: string | null; at: Date; id?: string }): PayoutRow {
+    const id = o.id ?? randomUUID();
+    return {
+      id, tenant_id: p.tenantId, livemode: p.livemode, status: initialState(payoutMachine), version: 0,
+      clabe_sealed: this.d.secrets.seal(v.clabe, clabeContext(id)), clabe_masked: maskClabe(v.clabe),
+      beneficiary_name: v.beneficiary_name, beneficiary_rfc: v.beneficiary_rfc, amount_minor: o.amountMinor, currency: 'MXN', concepto: v.concepto,
+      reference: o.reference ?? String(numericReferenceFor(id)), connector_key: o.connectorKey, rail_key: o.railKey,
+      order_key: payoutKeyFor(id), tracking_key: trackingKeyFor(id), send_started_at: null, operation_date: null, sent_at: null, provider_ref: null,
+      failure_code: null, failure_reason: null, requested_by: o.requestedBy, approval_id: o.approvalId ?? null, connect_account_id: o.connectAccountId ?? null,
+      paid_at: null, returned_at: null, created_at: o.at, updated_at: o.at,
+    };
+  }
+
+  /** The job that executes a new payout (after its commit). */
+  executeRequest = (payoutId: string): JobRequest => jobRequest(this.executeJob, { payoutId });
+
+  async create(p: Principal, body: CreatePayout, idem?: IdempotencyHandle): Promise<{ status: 201 | 202; body: Record<string, unknown> }> {
+    const v = validatePayout(body);
+    const connectorKey = body.connector_key ?? 'stp';
+    const railKey = await this.railKeyFor(p.tenantId, p.livemode, connectorKey);
+    const [t] = await this.d.sql`select settings from tenants where id = ${p.tenantId}`;
+    const threshold = (t?.settings as { payout_approval_threshold_minor?: number | null } | undefined)?.payout_approval_threshold_minor;
+    if (typeof threshold === 'number' && body.amount_minor > threshold) {
+      const id = randomUUID();
+      const request = { beneficiary_name: v.beneficiary_name, beneficiary_rfc: v.beneficiary_rfc, concepto: v.concepto, reference: body.reference ?? null, connector_key: connectorKey };
+      const view = await this.d.sql.begin(async (tx) => {
+        const [row] = await tx`
+          insert into payout_approvals (id, tenant_id, livemode, status, request, clabe_sealed, clabe_masked, amount_minor, currency, requested_by)
+          values (${id}, ${p.tenantId}, ${p.livemode}, 'pending', ${tx.json(request as never)}, ${this.d.secrets.seal(v.clabe, `payout_approval:${id}:clabe`)},
+                  ${maskClabe(v.clabe)}, ${body.amount_minor}, 'MXN', ${p.keyId})
+          returning *`;
+        const av = approvalView(row);
+        await saveIdempotent(tx, idem, 202, av);
+        return av;
+      });
+      return { status: 202, body: view };
+    }
+    const at = new Date();
+    const row = this.newRow(p, v, { amountMinor: body.amount_minor, reference: body.reference, connectorKey, railKey, requestedBy: p.keyId, at });
+    const view = payoutView(row);
+    await this.d.actor.create(this.def, p, {
+      create: { ...row },
+      history: { event: 'create', data: { amount_minor: row.amount_minor, rail: railKey } },
+      jobs: [this.executeRequest(row.id)],
+      response: { status: 201, body: view },
+      result: row,
+    }, { idem, at });
+    return { status: 201, body: view };
+  }
+
+  async get(p: Principal, id: string) {
+    const [r] = await this.d.sql`select * from payouts where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+    if (!r) throw new ApiError('payout.not_found', `No payout ${id} exists for this key.`);
+    return payoutView(toPayout(r));
+  }
+
+  async list(p: Principal, limit = 100) {
+    const rows = await this.d.sql`
+      select * from payouts where tenant_id = ${p.tenantId} and livemode = ${p.livemode}
+       order by created_at desc, id desc limit ${Math.min(Math.max(1, limit), 500)}`;
+    return { object: 'list' as const, data: rows.map((r) => payoutView(toPayout(r))) };
+  }
+
+  private railOf(row: PayoutRow): PayoutRail {
+    return row.rail_key === 'sim' ? this.d.rails.sim : this.d.rails.stp;
+  }
+
+  private orderOf(row: PayoutRow, operationDate: string): PayoutOrder {
+    return {
+      key: row.order_key,
+      trackingKey: row.tracking_key,
+      operationDate,
+      tenantId: row.tenant_id,
+      livemode: row.livemode,
+      amountMinor: row.amount_minor,
+      currency: row.currency,
+      clabe: this.d.secrets.open(row.clabe_sealed, clabeContext(row.id)),
+      beneficiaryName: row.beneficiary_name,
+      beneficiaryRfc: row.beneficiary_rfc ?? undefined,
+      concepto: row.concepto,
+      numericReference: Number(row.reference),
+    };
+  }
+
+  /**
+   * Sends, asks or re-asks the rail, under the payout's lock (worker: the job, a poll timer, a
+   * notice). Idempotent: a payout that may have been sent is asked about before anything is sent.
+   */
+  async execute(payoutId: string, inboxId?: string): Promise<unknown> {
+    return this.d.actor.withLock(this.def, payoutId, 2000, async () => {
+      let h = await this.def.hydrate(this.d.sql, payoutId, undefined, undefined as never);
+      if (!h) return { skipped: 'unknown payout' };
+      const run = (cmd: PayoutCommand, known: HydratedPayout) => this.d.actor.runLocked<HydratedPayout, PayoutCommand, void, PayoutRow>(this.def, undefined, payoutId, cmd, { waitMs: 0, known });
+      const finalState = h.row.status === 'failed' || h.row.status === 'returned';
+      if (finalState || (h.row.status === 'paid' && !inboxId)) {
+        if (inboxId) await run({ kind: 'notice_done', inboxId }, h);
+        return { skipped: `payout is ${h.row.status}` };
+      }
+      const railImpl = this.railOf(h.row);
+      // The rail calls as client spans (no CLABE, name or amount in attributes: the connector and the payout id only).
+      const call = <T>(op: string, fn: () => Promise<T>) => inSpan(`connector ${railImpl.key}.${op}`, { [ATTR.connector]: railImpl.key, 'orquesta.payout_id': payoutId }, fn, { kind: SpanKind.CLIENT });
+      const rail = { send: (o: PayoutOrder) => call('send', () => railImpl.send(o)), status: (o: PayoutOrder) => call('status', () => railImpl.status(o)) };
+      let state: RailState | null;
+      if (h.row.status === 'processing' && !h.row.send_started_at) {
+        // Recorded before the call: from here on, a crash means "ask first".
+        const operationDate = operationDateOf(new Date());
+        const row = await run({ kind: 'send_started', operationDate }, h);
+        h = { ...h, row };
+        state = await rail.send(this.orderOf(row, operationDate));
+      } else {
+        const order = this.orderOf(h.row, h.row.operation_date ?? operationDateOf(h.row.created_at));
+        state = await rail.status(order);
+        // The rail never saw it (the earlier call did not reach it): sending now, with the same key, is safe.
+        if (!state && h.row.status === 'processing') state = await rail.send(order);
+      }
+      if (!state) {
+        if (inboxId) await run({ kind: 'notice_done', inboxId }, h);
+        return { skipped: 'the rail does not know the order' };
+      }
+      const after = await run({ kind: 'rail', state, inboxId }, h);
+      return { status: after.status };
+    });
+  }
+
+  // ---- evidence from outside ---------------------------------------------------------------------
+
+  /**
+   * A status notice about a payout (an STP callback, an operator's simulation): written to the
+   * inbox before it is acknowledged, then the worker asks the rail (the notice itself is a claim).
+   */
+  async notice(tenantId: string, payoutId: string, source: string, payload: unknown): Promise<void> {
+    const id = randomUUID();
+    await this.d.sql`
+      insert into inbox (id, tenant_id, livemode, kind, source, subject_id, payload)
+      select ${id}, tenant_id, livemode, 'payout.notice', ${source}, id, ${this.d.sql.json(payload as never)} from payouts where id = ${payoutId}`;
+    await this.d.enqueue(jobRequest(this.executeJob, { payoutId, inboxId: id })).catch((e) => this.d.log.warn('enqueue of a payout notice failed; the reconciler will replay it', { err: e }));
+  }
+
+  /** Operator simulation (test mode): the beneficiary's bank returns a paid payout (devolución). */
+  async simulateReturn(tenantId: string, payoutId: string) {
+    const [r] = await this.d.sql`select * from payouts where id = ${payoutId} and tenant_id = ${tenantId}`;
+    if (!r) throw new ApiError('payout.not_found', `No payout ${payoutId} for tenant ${tenantId}.`);
+    const row = toPayout(r);
+    if (row.livemode || row.rail_key !== 'sim' || row.status !== 'paid' || !row.provider_ref) {
+      throw new ApiError('payout.not_returnable', `Payout ${payoutId} is ${row.status}${row.livemode ? ' (live mode)' : ''}: only a paid test-mode payout can be returned.`);
+    }
+    await this.d.rails.sim.returnOrder(tenantId, row.provider_ref);
+    await this.notice(tenantId, payoutId, 'simulate-return', { provider_ref: row.provider_ref });
+    return { object: 'payout_return_simulation' as const, payout_id: payoutId, received: true };
+  }
+
+  /**
+   * A status callback of STP (POST /webhooks/in/stp/{tenantId}). STP signs nothing in its callbacks
+   * and restricts them by network (shared/formats/stp.md §6): the body is read only as a claim. It
+   * must name the tenant's company; the payout it names gets a notice, and the worker then asks STP
+   * (a signed query over TLS) before anything changes. Answers STP's acknowledgement.
+   */
+  async stpCallback(tenantId: string, raw: string) {
+    const [t] = await this.d.sql`select 1 from tenants where id = ${tenantId}`;
+    if (!t) throw new ApiError('tenant.not_found', `No tenant ${tenantId}.`);
+    let n;
+    try {
+      n = this.d.rails.stp.parseCallback(raw);
+    } catch (e) {
+      throw new ApiError('stp_callback.invalid', (e as Error).message);
+    }
+    const empresa = await this.d.stpEmpresa(tenantId);
+    if (!empresa) throw new ApiError('stp_callback.invalid', 'This tenant has no live STP credentials: no STP callback is expected for it.');
+    if (n.account !== undefined && n.account !== empresa) throw new ApiError('stp_callback.invalid', `The callback names company ${n.account}, not this tenant's.`);
+    const payoutId = await this.byRailRef(tenantId, 'stp', n.providerRef, n.trackingKey);
+    if (payoutId) await this.notice(tenantId, payoutId, 'webhook:stp', { provider_ref: n.providerRef ?? null, tracking_key: n.trackingKey ?? null, claimed: n.claimed });
+    return { mensaje: 'recibido' as const };
+  }
+
+  /** Finds the payout an STP callback is about (by the rail's order id, else the clave de rastreo). */
+  async byRailRef(tenantId: string, railKey: string, providerRef: string | undefined, trackingKey: string | undefined): Promise<string | undefined> {
+    const [r] = await this.d.sql`
+      select id from payouts
+       where tenant_id = ${tenantId} and rail_key = ${railKey}
+         and (${providerRef ?? null}::text is not null and provider_ref = ${providerRef ?? null}
+              or ${trackingKey ?? null}::text is not null and tracking_key = ${trackingKey ?? null})
+       limit 1`;
+    return r?.id as string | undefined;
+  }
+
+  // ---- four-eyes ---------------------------------------------------------------------------------
+
+  async getApproval(p: Principal, id: string) {
+    const [r] = await this.d.sql`select * from payout_approvals where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+    if (!r) throw new ApiError('payout_approval.not_found');
+    return approvalView(r);
+  }
+
+  /** An operator other than the requesting key approves: the payout is created (processing) and the worker sends it. */
+  async approve(tenantId: string, approvalId: string, approver: string) {
+    const [ap] = await this.d.sql`select * from payout_approvals where id = ${approvalId} and tenant_id = ${tenantId}`;
+    if (!ap) throw new ApiError('payout_approval.not_found', `No payout approval ${approvalId} for tenant ${tenantId}.`);
+    if (ap.status !== 'pending') throw new ApiError('payout_approval.resolution_conflict', `This approval was already ${String(ap.status)}.`);
+    if (approver.trim().toLowerCase() === String(ap.requested_by).toLowerCase()) {
+      throw new ApiError('payout_approval.approver_conflict', 'Four-eyes rule: the approver must be someone other than the API key that requested the payout.');
+    }
+    const req = ap.request as { beneficiary_name: string; beneficiary_rfc: string | null; concepto: string; reference: string | null; connector_key: string };
+    const scope = { tenantId, livemode: ap.livemode as boolean };
+    const railKey = await this.railKeyFor(tenantId, scope.livemode, req.connector_key);
+    const clabe = this.d.secrets.open(ap.clabe_sealed as string, `payout_approval:${approvalId}:clabe`);
+    const at = new Date();
+    const row = this.newRow(scope, { clabe, beneficiary_name: req.beneficiary_name, beneficiary_rfc: req.beneficiary_rfc, concepto: req.concepto }, {
+      amountMinor: Number(ap.amount_minor), reference: req.reference ?? undefined, connectorKey: req.connector_key, railKey, requestedBy: ap.requested_by as string, approvalId, at,
+    });
+    try {
+      await this.d.actor.create(this.def, scope, {
+        create: { ...row },
+        // The approval is resolved in the payout's transaction, and only if still pending (a second approver loses).
+        writes: [{ op: 'update', table: 'payout_approvals', id: approvalId, where: { status: 'pending' }, set: { status: 'approved', approver, payout_id: row.id, resolved_at: at }, expect: 1 }],
+        history: { event: 'create', data: { amount_minor: row.amount_minor, rail: railKey, approval_id: approvalId, approver } },
+        jobs: [this.executeRequest(row.id)],
+        result: row,
+      }, { at });
+    } catch (e) {
+      if ((e as { code?: string }).code === 'OQ409') throw new ApiError('payout_approval.resolution_conflict', 'This approval was resolved by someone else meanwhile.');
+      throw e;
+    }
+    return payoutView(row);
+  }
+
+  async reject(tenantId: string, approvalId: string, approver: string) {
+    const rows = await this.d.sql`
+      update payout_approvals set status = 'rejected', approver = ${approver}, resolved_at = now()
+       where id = ${approvalId} and tenant_id = ${tenantId} and status = 'pending' returning *`;
+    if (rows.length) return approvalView(rows[0]);
+    const [ap] = await this.d.sql`select status from payout_approvals where id = ${approvalId} and tenant_id = ${tenantId}`;
+    if (!ap) throw new ApiError('payout_approval.not_found', `No payout approval ${approvalId} for tenant ${tenantId}.`);
+    throw new ApiError('payout_approval.resolution_conflict', `This approval was already ${String(ap.status)}.`);
+  }
+
+  /** Operator settings: the four-eyes threshold of payouts (null removes it). */
+  async updateSettings(tenantId: string, body: { payout_approval_threshold_minor?: number; payout_approval_disabled?: true }) {
+    const patch = { payout_approval_threshold_minor: body.payout_approval_disabled ? null : body.payout_approval_threshold_minor ?? null };
+    const rows = await this.d.sql`update tenants set settings = settings || ${this.d.sql.json(patch as never)} where id = ${tenantId} returning settings`;
+    if (!rows.length) throw new ApiError('tenant.not_found', `No tenant ${tenantId}.`);
+    return { object: 'payout_settings' as const, tenant_id: tenantId, payout_approval_threshold_minor: (rows[0].settings as { payout_approval_threshold_minor?: number | null }).payout_approval_threshold_minor ?? null };
+  }
+
+  capability(): Capability {
+    const sql = this.d.sql;
+    return {
+      name: 'payouts',
+      jobs: [this.executeJob],
+      timers: [this.pollTimer],
+      reconcilers: [
+        {
+          name: 'payouts not yet sent or not yet recorded',
+          run: async () => {
+            // Accepted orders (provider_ref set) are polled by their timer; these never got an answer recorded.
+            const rows = await sql`
+              select id from payouts where status = 'processing' and provider_ref is null and updated_at < now() - ${RECONCILE_AFTER}::interval
+               order by updated_at limit 1000`;
+            return rows.map((r) => this.executeRequest(r.id as string));
+          },
+        },
+        {
+          name: 'payout notices not yet processed',
+          run: async () => {
+            const rows = await sql`
+              select id, subject_id from inbox where kind = 'payout.notice' and processed_at is null and received_at < now() - ${RECONCILE_AFTER}::interval
+               order by received_at limit 1000`;
+            return rows.map((r) => jobRequest(this.executeJob, { payoutId: r.subject_id as string, inboxId: r.id as string }));
+          },
+        },
+      ],
+    };
+  }
+}

@@ -1,0 +1,181 @@
+// bench/payouts (npm run bench:payouts): payouts created (POST /v1/payouts, 201 processing) and
+// executed (the worker sends each order to the sim rail and records it paid, with its history,
+// ledger entry and outbox event) per second at 64 connections, beside pgbench running the same SQL
+// on the same machine in the same run (bench/confirm-lib.ts is the shared harness).
+//
+// pgbench variants (-M prepared, one scratch database with the app's migrations):
+//   create-sql  the create's one transaction (payout row, entity_history, idempotency record);
+//               the denominator of "created per second".
+//   payout-sql  the create, then what the worker sends for it: the hydrate, the fenced
+//               send_started step (row, history), the sim rail's book, the fenced paid step (row,
+//               history, ledger entry and its two lines, outbox event, poll timer cancelled);
+//               the denominator of "executed per second".
+// Then the app (ROLE=api and ROLE=worker children, bench/confirm-app.js) on another scratch
+// database: autocannon drives 64 connections of POST /v1/payouts (a fresh Idempotency-Key each);
+// executed per second = payouts that became paid during the load window / its length.
+import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSql, ensureDatabase } from '../kernel/db.js';
+import { migrate } from '../ops/migrate.js';
+import { Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, fmt, here, latencyStats, machineInfo, mdTable, parseOptions, sleep, sourceInfo, waitForQuiet } from './confirm-lib.js';
+
+const o = parseOptions<Record<string, number | boolean | string | undefined>>(process.argv.slice(2), {
+  duration: { type: 'number', default: 10, min: 1, max: 120, help: 'seconds of the measured load' },
+  warmup: { type: 'number', default: 2, min: 0, max: 30, help: 'seconds of warm-up' },
+  connections: { type: 'number', default: 64, min: 1, max: 512, help: 'autocannon connections and pgbench clients' },
+  'pgbench-duration': { type: 'number', default: 10, min: 1, max: 120, help: 'pgbench -T per variant' },
+  'worker-concurrency': { type: 'number', default: 16, min: 1, max: 1000, help: 'WORKER_CONCURRENCY of the worker' },
+  'max-wait': { type: 'number', default: 600, min: 0, max: 3600, help: 'seconds to wait for a quiet machine' },
+  json: { type: 'string', help: 'write the results as JSON here' },
+  'pgbench-scripts': { type: 'string', help: 'only write the pgbench scripts into this directory (to read or run them) and exit' },
+}, 'npm run bench:payouts -- [options]');
+const D = o.duration as number;
+const C = o.connections as number;
+const TENANT = '7e4a0c1e-0000-4000-8000-0000000b0075';
+const children = new Children('bench/payouts');
+const cleanups: Array<() => Promise<unknown>> = [];
+const tmp = mkdtempSync(join(tmpdir(), 'orq-bench-payouts-'));
+
+// ---- pgbench: the same SQL as the code sends, one payout per script run ---------------------------
+const VIEW = `{"id": "x", "object": "payout", "clabe": "072***********1499", "beneficiary_name": "Proveedora", "amount_minor": 15000, "currency": "MXN", "concepto": "Pago", "reference": "1234567", "status": "processing", "connector_key": "stp", "livemode": false, "created_at": "2026-01-01T00.00.00Z"}`;
+const CREATE = [
+  `\\set amount random(100, 1000000)`,
+  `select gen_random_uuid() as pid, gen_random_uuid() as ikey \\gset`,
+  'begin;',
+  `insert into payouts (id, tenant_id, livemode, status, version, clabe_sealed, clabe_masked, beneficiary_name, amount_minor, currency, concepto, reference, connector_key, rail_key, order_key, tracking_key, requested_by, created_at, updated_at) values (:pid, '${TENANT}', false, 'processing', 0, 'v1.' || md5(random()::text) || md5(random()::text), '072***********1499', 'Proveedora', :amount, 'MXN', 'Pago', '1234567', 'stp', 'sim', 'orq_po_' || cast(:pid as text), 'ORQ' || md5(cast(:pid as text)), 'key', now(), now());`,
+  `insert into entity_history (entity_id, tenant_id, livemode, event, from_status, to_status, data, entity_kind) values (:pid, '${TENANT}', false, 'create', null, 'processing', '{"amount_minor": 15000, "rail": "sim"}', 'payout');`,
+  `insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body) values ('${TENANT}', false, :ikey, md5(random()::text), 'POST', '/v1/payouts', 201, '${VIEW}');`,
+  'commit;',
+];
+const EXECUTE = [
+  `select p.*, coalesce(tc.offset_ms, 0) as clock_offset_ms from payouts p left join test_clocks tc on tc.tenant_id = p.tenant_id where p.id = :pid;`,
+  'begin;',
+  `with u as (update payouts set updated_at = now(), send_started_at = now(), operation_date = '20260101', version = 1 where id = :pid and version = 0 returning 1) select orq_expect_rows(count(*), 'payout') from u;`,
+  `insert into entity_history (entity_id, tenant_id, livemode, event, from_status, to_status, data, entity_kind) values (:pid, '${TENANT}', false, 'send_started', 'processing', 'processing', null, 'payout');`,
+  'commit;',
+  `insert into sim_payout_orders (key, tenant_id, livemode, tracking_key, provider_ref, amount_minor, currency, clabe_masked, beneficiary_name, state, failure_code, failure_reason) values ('orq_po_' || cast(:pid as text), '${TENANT}', false, 'ORQ' || md5(cast(:pid as text)), 'sim_po_' || md5(random()::text), :amount, 'MXN', '072***********1499', 'Proveedora', 'paid', null, null) on conflict (key) do update set sends = sim_payout_orders.sends + 1, updated_at = now() returning *, (xmax = 0) as inserted;`,
+  `select gen_random_uuid() as eid \\gset`,
+  'begin;',
+  `with u as (update payouts set updated_at = now(), provider_ref = 'sim_po_1', sent_at = now(), status = 'paid', paid_at = now(), version = 2 where id = :pid and version = 1 returning 1) select orq_expect_rows(count(*), 'payout') from u;`,
+  `insert into entity_history (entity_id, tenant_id, livemode, event, from_status, to_status, data, entity_kind) values (:pid, '${TENANT}', false, 'rail.paid', 'processing', 'paid', '{"provider_ref": "sim_po_1"}', 'payout');`,
+  `update timers set fired_at = now() where kind = 'payout.poll' and entity_id = :pid and fired_at is null;`,
+  `insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id, memo) values (:eid, '${TENANT}', false, 'payout.sent', 'payout', :pid, 'payout to 072***********1499');`,
+  `insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (cast(:eid as uuid), '${TENANT}', false, 'payouts', 'MXN', cast(:amount as bigint)), (cast(:eid as uuid), '${TENANT}', false, 'payout_source' || chr(58) || 'stp', 'MXN', 0 - cast(:amount as bigint));`,
+  `insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data, traceparent) values (gen_random_uuid(), '${TENANT}', false, 'payout.paid', :pid, '${VIEW.replace('processing', 'paid')}', null);`,
+  'commit;',
+];
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => (out += d));
+    p.stderr.on('data', (d: Buffer) => (out += d));
+    const kill = setTimeout(() => p.kill('SIGKILL'), (Number(o['pgbench-duration']) + 60) * 1000);
+    p.on('error', reject);
+    p.on('close', (code) => (clearTimeout(kill), code === 0 ? resolve(out) : reject(new Error(`${cmd} exited ${code}: ${out.slice(-500)}`))));
+  });
+}
+
+async function pgbench() {
+  const name = `orq_bench_pay_pgb_${randomBytes(4).toString('hex')}`;
+  cleanups.push(() => dropDatabase(name));
+  await ensureDatabase(dbUrl(name));
+  const sql = createSql(dbUrl(name), 2);
+  await migrate(sql);
+  await sql`insert into tenants (id, name) values (${TENANT}, 'pgbench')`;
+  await sql.end();
+  const u = new URL(dbUrl(name));
+  const out: Record<string, { tps: number; p50: number; p99: number; cpu: string[] }> = {};
+  for (const [variant, lines] of [['create-sql', CREATE], ['payout-sql', [...CREATE, ...EXECUTE]]] as const) {
+    const script = join(tmp, `${variant}.sql`);
+    writeFileSync(script, lines.join('\n') + '\n');
+    const prefix = join(tmp, `log-${variant}`);
+    const sampler = new CpuSampler({ bench: process.pid }).start();
+    const text = await run('pgbench', ['-h', u.hostname, '-p', u.port || '5432', '-U', 'postgres', '-n', '-M', 'prepared', '-c', String(C), '-j', '2', '-T', String(o['pgbench-duration']), '-f', script, '-l', `--log-prefix=${prefix}`, name]);
+    const cpu = sampler.stop();
+    const lats: number[] = [];
+    for (const f of readdirSync(tmp).filter((f) => f.startsWith(`log-${variant}.`))) {
+      for (const l of readFileSync(join(tmp, f), 'utf8').split('\n')) if (l) lats.push(Number(l.split(' ')[2]) / 1000);
+    }
+    const s = latencyStats(lats);
+    out[variant] = { tps: Number(/tps = ([0-9.]+) \(without/.exec(text)?.[1]), p50: s.p50, p99: s.p99, cpu: cpuCells(cpu, ['postgres', 'pgbench']) };
+    process.stdout.write(`pgbench ${variant}: ${fmt(out[variant].tps)} tps, p99 ${fmt(s.p99, 1)} ms\n`);
+  }
+  await dropDatabase(name);
+  return out;
+}
+
+// ---- the app -----------------------------------------------------------------------------------
+async function app() {
+  const name = `orq_bench_pay_${randomBytes(4).toString('hex')}`;
+  const prefix = `orq_bench_pay_${randomBytes(4).toString('hex')}`;
+  const adminKey = `adm_bench_${randomBytes(12).toString('hex')}`;
+  cleanups.push(() => dropDatabase(name), () => deleteRedisPrefix(prefix));
+  const env = {
+    ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: dbUrl(name), REDIS_PREFIX: prefix, ADMIN_KEY: adminKey, PORT: '0',
+    SECRETS_KEY: randomBytes(32).toString('base64'), RATE_LIMIT_V1_PER_MIN: '1000000000', SEED_DEMO_TENANT: 'false', WORKER_CONCURRENCY: String(o['worker-concurrency']),
+  };
+  const api = await children.start<{ pid: number; port: number }>('api', join(here, 'confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
+  const worker = await children.start<{ pid: number }>('worker', join(here, 'confirm-app.js'), { env: { ...env, ROLE: 'worker', STATE_DIR: mkdtempSync(join(tmp, 'worker-')) } });
+  const base = `http://127.0.0.1:${api.info.port}`;
+  const t = await (await fetch(`${base}/admin/tenants`, { method: 'POST', headers: { 'x-admin-key': adminKey, 'content-type': 'application/json' }, body: '{"name":"bench"}' })).json() as { id: string; api_keys: Array<{ key: string; livemode: boolean }> };
+  const key = t.api_keys.find((k) => !k.livemode)!.key;
+  const sql = createSql(dbUrl(name), 2);
+  const paid = async () => Number((await sql`select count(*)::int as n from payouts where status = 'paid'`)[0].n);
+  const load = (seconds: number) =>
+    new Promise<{ lat: number[]; created: number; statuses: Record<number, number>; duration: number }>((resolve, reject) => {
+      const lat: number[] = [];
+      const statuses: Record<number, number> = {};
+      const body = JSON.stringify({ clabe: '072691004495711499', beneficiary_name: 'Proveedora del Norte', amount_minor: 15_000, currency: 'MXN', concepto: 'Pago de factura' });
+      autocannon({
+        url: base, connections: C, pipelining: 1, duration: seconds, timeout: 10,
+        requests: [{ method: 'POST', path: '/v1/payouts', body, setupRequest: (r: autocannon.Request) => ({ ...r, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() } }) }],
+        setupClient: (c) => c.on('response', (status: number, _b: number, ms: number) => (lat.push(ms), (statuses[status] = (statuses[status] ?? 0) + 1))),
+      } as autocannon.Options, (err: unknown, res: autocannon.Result) => (err ? reject(err) : resolve({ lat, created: statuses[201] ?? 0, statuses, duration: res.duration })));
+    });
+  if (Number(o.warmup) > 0) await load(Number(o.warmup));
+  const before = await paid();
+  const sampler = new CpuSampler({ api: api.info.pid, worker: worker.info.pid, bench: process.pid }).start();
+  const r = await load(D);
+  const cpu = sampler.stop();
+  const during = (await paid()) - before;
+  const s = latencyStats(r.lat);
+  const started = Date.now();
+  const total = Number((await sql`select count(*)::int as n from payouts`)[0].n);
+  while ((await paid()) < total && Date.now() - started < 120_000) await sleep(200);
+  const drainS = (Date.now() - started) / 1000;
+  await sql.end();
+  await Promise.all([children.stop(api.child), children.stop(worker.child)]);
+  return { createdPerS: r.created / r.duration, executedPerS: during / r.duration, p50: s.p50, p99: s.p99, statuses: r.statuses, backlog: total - before - during, drainS, cpu: cpuCells(cpu, ['api', 'worker', 'postgres', 'redis', 'bench']) };
+}
+
+if (o['pgbench-scripts']) {
+  for (const [v, lines] of [['create-sql', CREATE], ['payout-sql', [...CREATE, ...EXECUTE]]] as const) writeFileSync(join(String(o['pgbench-scripts']), `${v}.sql`), lines.join('\n') + '\n');
+  process.exit(0);
+}
+try {
+  const quiet = await waitForQuiet('bench/payouts', Number(o['max-wait']));
+  const pg = await pgbench();
+  const a = await app();
+  const rows = [
+    ['payouts created (HTTP 201)', fmt(a.createdPerS), fmt(pg['create-sql'].tps), `${fmt(a.createdPerS / pg['create-sql'].tps, 3)}x`, fmt(a.p99, 1), fmt(pg['create-sql'].p99, 1)],
+    ['payouts executed (paid)', fmt(a.executedPerS), fmt(pg['payout-sql'].tps), `${fmt(a.executedPerS / pg['payout-sql'].tps, 3)}x`, 'n/a', fmt(pg['payout-sql'].p99, 1)],
+  ];
+  const report = [
+    `bench/payouts ${new Date().toISOString()} (${C} connections, ${D} s; commit ${sourceInfo().commit}${quiet.warning ? `; ${quiet.warning}` : ''})`,
+    mdTable(['', 'Orquesta /s', 'pgbench same SQL tps', 'ratio', 'p99 ms (HTTP)', 'p99 ms (pgbench)'], rows),
+    `HTTP statuses ${JSON.stringify(a.statuses)}; create p50 ${fmt(a.p50, 1)} ms; backlog after the load ${a.backlog} payouts, drained in ${fmt(a.drainS, 1)} s.`,
+    mdTable(['CPU (app run)', 'api', 'worker', 'postgres', 'redis', 'bench', 'other', 'machine busy', 'steal'], [['% of one core', ...a.cpu]]),
+  ].join('\n\n');
+  process.stdout.write(`\n${report}\n`);
+  if (o.json) writeFileSync(String(o.json), JSON.stringify({ machine: machineInfo(), pgbench: pg, app: a }, null, 2));
+} finally {
+  await children.stopAll();
+  for (const c of cleanups.reverse()) await c().catch(() => {});
+  rmSync(tmp, { recursive: true, force: true });
+}

@@ -1,0 +1,302 @@
+// Payouts against the running service: every payout.* code, the states (processing → paid,
+// failed, returned), idempotency (one order at the rail), four-eyes, ledger, lists, tenancy; and
+// live mode through the real STP adapter against the local fake of STP (credentials, the signed
+// order, the status callback as provider evidence).
+import t from 'tap';
+import { generateKeyPairSync } from 'node:crypto';
+import { FakeStp } from './fakes/stp.js';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { startTestApp, type TestApp, until } from './helpers/app.js';
+
+let a: TestApp;
+let fake: FakeStp;
+let ten: Awaited<ReturnType<TestApp['newTenant']>>;
+const CLABE = '072691004495711499';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const idem = () => ({ 'idempotency-key': crypto.randomUUID() });
+const passphrase = 'frase secreta de prueba';
+const keys = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase },
+});
+
+
+const body = (over: object = {}) => ({ clabe: CLABE, beneficiary_name: 'Proveedora del Norte', amount_minor: 150_000, currency: 'MXN', concepto: 'Pago factura 123', ...over });
+const create = (b: object, key = ten.testKey, headers: Record<string, string> = idem()) => a.call('POST', '/v1/payouts', { key, body: b, headers });
+const get = (id: string, key = ten.testKey) => a.call('GET', `/v1/payouts/${id}`, { key });
+const settled = (id: string, key = ten.testKey) => until(() => get(id, key), (r) => r.body.status !== 'processing');
+const lines = (refId: string) => a.app.deps.sql`
+  select e.kind, l.account, l.amount_minor from journal_lines l join journal_entries e on e.id = l.entry_id where e.ref_id = ${refId} order by e.created_at, l.id`;
+
+t.before(async () => {
+  fake = await new FakeStp({ empresa: 'MERCADOUNO', publicKey: keys.publicKey }).start();
+  a = await startTestApp({ ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', STP_API_URL: fake.url, SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });
+  ten = await a.newTenant();
+});
+t.teardown(async () => {
+  await a.stop();
+  await fake.stop();
+});
+
+t.test('validations: every payout.* code of the spec, and ours', async (t) => {
+  const cases: Array<[object, string, RegExp?]> = [
+    [{ clabe: undefined, concepto: undefined }, 'payout.missing_fields', /missing: clabe, concepto/],
+    [{ beneficiary_name: '  ' }, 'payout.missing_fields', /beneficiary_name/],
+    [{ amount_minor: 0 }, 'payout.invalid_amount'],
+    [{ amount_minor: -5 }, 'payout.invalid_amount'],
+    [{ amount_minor: 10.5 }, 'payout.invalid_amount'],
+    [{ amount_minor: '100' }, 'payout.invalid_amount'],
+    [{ amount_minor: undefined }, 'payout.invalid_amount'],
+    [{ currency: 'mxn' }, 'payout.invalid_currency'],
+    [{ currency: 'XYZ' }, 'payout.invalid_currency'],
+    [{ currency: undefined }, 'payout.invalid_currency'],
+    [{ currency: 'USD' }, 'payout.unsupported_currency', /MXN only/],
+    [{ clabe: '07269100449571149' }, 'payout.invalid_clabe', /18 digits/],
+    [{ clabe: '072691004495711498' }, 'payout.invalid_clabe', /check digit/],
+    [{ clabe: '07269100449571149A' }, 'payout.invalid_clabe'],
+    [{ clabe: 72691004495711499 }, 'payout.invalid_clabe'],
+    [{ clabe: '003180110400000006' }, 'payout.invalid_clabe', /bank code 003/],
+    [{ beneficiary_rfc: 'NOPE' }, 'payout.invalid_beneficiary_rfc'],
+    [{ reference: 'ABC' }, 'payout.invalid_reference'],
+    [{ reference: '12345678' }, 'payout.invalid_reference'],
+    [{ connector_key: 'banamex' }, 'payout.invalid_connector'],
+  ];
+  for (const [over, code, msg] of cases) {
+    const r = await create(body(over));
+    t.equal(r.status, 400, `${JSON.stringify(over)} -> 400`);
+    t.equal(r.body.error?.code, code, `${JSON.stringify(over)} -> ${code}`);
+    if (msg) t.match(r.body.error.message, msg);
+  }
+  const noKey = await a.call('POST', '/v1/payouts', { key: ten.testKey, body: body() });
+  t.equal(noKey.body.error.code, 'idempotency_key_required');
+  const k = await a.admin('POST', `/admin/tenants/${ten.id}/api_keys`, { livemode: false, scopes: ['payments:write', 'payments:read'] });
+  const scoped = await create(body(), k.body.key);
+  t.equal(scoped.status, 403);
+  t.equal(scoped.body.error.code, 'insufficient_scope');
+  t.match(scoped.body.error.message, /payouts:write/);
+  const [n] = await a.app.deps.sql`select count(*)::int as n from payouts where tenant_id = ${ten.id}`;
+  t.equal(n.n, 0, 'no payout was created by a refused request');
+});
+
+t.test('a payout: 201 processing, then paid with provider_ref and tracking_key; event, ledger, one order', async (t) => {
+  const r = await create(body({ beneficiary_rfc: 'EKU9003173C9', reference: '4455' }));
+  t.equal(r.status, 201);
+  t.match(r.body, { object: 'payout', status: 'processing', clabe: '072***********1499', beneficiary_name: 'Proveedora del Norte', beneficiary_rfc: 'EKU9003173C9', amount_minor: 150_000, currency: 'MXN', concepto: 'Pago factura 123', reference: '4455', connector_key: 'stp', livemode: false });
+  t.notOk(r.body.provider_ref, 'not yet executed');
+  t.notOk(r.body.tracking_key);
+  const done = await settled(r.body.id);
+  t.equal(done.body.status, 'paid');
+  t.match(done.body.provider_ref, /^sim_po_/);
+  t.match(done.body.tracking_key, /^ORQ[0-9A-Z]{25}$/, 'clave de rastreo');
+  t.notOk(done.body.failure_reason);
+  const ev = await a.app.deps.sql`select event_type, data from outbox_events where entity_id = ${r.body.id}`;
+  t.same(ev.map((e) => e.event_type), ['payout.paid']);
+  t.match(ev[0].data, { id: r.body.id, object: 'payout', status: 'paid', clabe: '072***********1499', amount_minor: 150_000 });
+  t.same((await lines(r.body.id)).map((l) => [l.kind, l.account, l.amount_minor]), [
+    ['payout.sent', 'payouts', 150_000],
+    ['payout.sent', 'payout_source:stp', -150_000],
+  ]);
+  const [book] = await a.app.deps.sql`select * from sim_payout_orders where key = ${'orq_po_' + r.body.id}`;
+  t.match(book, { sends: 1, state: 'paid', clabe_masked: '072***********1499', amount_minor: 150_000, tracking_key: done.body.tracking_key });
+  const hist = await a.app.deps.sql`select event, to_status from entity_history where entity_id = ${r.body.id} order by id`;
+  t.same(hist.map((h) => `${h.event}>${h.to_status}`), ['create>processing', 'send_started>processing', 'rail.paid>paid']);
+});
+
+t.test('idempotency: the same key answers the same payout, and the rail gets one order', async (t) => {
+  const h = idem();
+  const [x, y] = await Promise.all([create(body({ amount_minor: 777 }), ten.testKey, h), create(body({ amount_minor: 777 }), ten.testKey, h)]);
+  const ok = [x, y].filter((r) => r.status === 201);
+  t.ok(ok.length >= 1);
+  const replay = await create(body({ amount_minor: 777 }), ten.testKey, h);
+  t.equal(replay.status, 201);
+  t.equal(replay.body.id, ok[0].body.id, 'replayed');
+  t.equal((await create(body({ amount_minor: 778 }), ten.testKey, h)).status, 422, 'same key, another body');
+  await settled(replay.body.id);
+  const [n] = await a.app.deps.sql`select count(*)::int as n from payouts where tenant_id = ${ten.id} and amount_minor = 777`;
+  t.equal(n.n, 1);
+  const [book] = await a.app.deps.sql`select sends from sim_payout_orders where key = ${'orq_po_' + replay.body.id}`;
+  t.equal(book.sends, 1);
+});
+
+t.test('beneficiary FAIL: failed with failure_reason; event payout.failed; no ledger entry', async (t) => {
+  const r = await create(body({ beneficiary_name: 'FAIL' }));
+  t.equal(r.status, 201);
+  const done = await settled(r.body.id);
+  t.equal(done.body.status, 'failed');
+  t.match(done.body.failure_reason, /rejected the transfer/);
+  t.ok(done.body.tracking_key, 'tracking key once executed');
+  const ev = await a.app.deps.sql`select event_type, data from outbox_events where entity_id = ${r.body.id}`;
+  t.same(ev.map((e) => e.event_type), ['payout.failed']);
+  t.match(ev[0].data.failure_reason, /rejected/);
+  t.same(await lines(r.body.id), [], 'no money moved');
+  const sim = await a.admin('POST', `/admin/tenants/${ten.id}/payouts/${r.body.id}/simulate-return`);
+  t.equal(sim.body.error.code, 'payout.not_returnable');
+});
+
+t.test('a devolución after success: returned; event payout.returned; ledger reversal', async (t) => {
+  const r = await create(body({ amount_minor: 42_00 }));
+  await settled(r.body.id);
+  const sim = await a.admin('POST', `/admin/tenants/${ten.id}/payouts/${r.body.id}/simulate-return`);
+  t.equal(sim.status, 200);
+  const back = await until(() => get(r.body.id), (x) => x.body.status === 'returned');
+  t.match(back.body.failure_reason, /devolución/);
+  const ev = await a.app.deps.sql`select event_type from outbox_events where entity_id = ${r.body.id} order by id`;
+  t.same(ev.map((e) => e.event_type), ['payout.paid', 'payout.returned']);
+  const l = await lines(r.body.id);
+  t.same(l.map((x) => [x.kind, x.account, x.amount_minor]), [
+    ['payout.sent', 'payouts', 4200],
+    ['payout.sent', 'payout_source:stp', -4200],
+    ['payout.returned', 'payouts', -4200],
+    ['payout.returned', 'payout_source:stp', 4200],
+  ]);
+  const [inbox] = await a.app.deps.sql`select processed_at from inbox where subject_id = ${r.body.id}`;
+  t.ok(inbox.processed_at, 'the notice is processed in the step');
+  t.equal((await a.admin('POST', `/admin/tenants/${ten.id}/payouts/${r.body.id}/simulate-return`)).body.error.code, 'payout.not_returnable');
+  t.equal((await a.admin('POST', `/admin/tenants/${ten.id}/payouts/${crypto.randomUUID()}/simulate-return`)).body.error.code, 'payout.not_found');
+});
+
+t.test('four-eyes above the threshold: 202 pending; a different approver executes it', async (t) => {
+  const s = await a.admin('PATCH', `/admin/tenants/${ten.id}/payout_settings`, { payout_approval_threshold_minor: 1_000_000 });
+  t.equal(s.status, 200);
+  t.equal(s.body.payout_approval_threshold_minor, 1_000_000);
+  t.teardown(() => a.admin('PATCH', `/admin/tenants/${ten.id}/payout_settings`, { payout_approval_disabled: true }));
+  t.equal((await create(body({ amount_minor: 1_000_000 }))).status, 201, 'at the threshold: no approval');
+  const r = await create(body({ amount_minor: 2_500_000 }));
+  t.equal(r.status, 202);
+  t.match(r.body, { object: 'payout_approval', status: 'pending', amount_minor: 2_500_000, clabe: '072***********1499' });
+  t.notMatch(r.text, /072691004495711499/);
+  t.equal((await a.call('GET', `/v1/payout_approvals/${r.body.id}`, { key: ten.testKey })).body.status, 'pending');
+  const [before] = await a.app.deps.sql`select count(*)::int as n from payouts where tenant_id = ${ten.id} and amount_minor = 2500000`;
+  t.equal(before.n, 0, 'nothing sent before approval');
+  const same = await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${r.body.id}/approve`, { approver: ten.testKeyId });
+  t.equal(same.status, 409);
+  t.equal(same.body.error.code, 'payout_approval.approver_conflict');
+  const ok = await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${r.body.id}/approve`, { approver: 'tesorera@mercado.mx' });
+  t.equal(ok.status, 200);
+  t.match(ok.body, { object: 'payout', status: 'processing', amount_minor: 2_500_000 });
+  t.equal((await settled(ok.body.id)).body.status, 'paid');
+  const again = await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${r.body.id}/approve`, { approver: 'otra@mercado.mx' });
+  t.equal(again.body.error.code, 'payout_approval.resolution_conflict');
+  t.match((await a.call('GET', `/v1/payout_approvals/${r.body.id}`, { key: ten.testKey })).body, { status: 'approved', approver: 'tesorera@mercado.mx', payout_id: ok.body.id });
+  const r2 = await create(body({ amount_minor: 3_000_000 }));
+  const rej = await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${r2.body.id}/reject`, { approver: 'tesorera@mercado.mx' });
+  t.match(rej.body, { status: 'rejected' });
+  t.equal((await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${r2.body.id}/approve`, { approver: 'x@y.mx' })).body.error.code, 'payout_approval.resolution_conflict');
+  t.equal((await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${crypto.randomUUID()}/approve`, { approver: 'x' })).body.error.code, 'payout_approval.not_found');
+});
+
+t.test('list: default 100, clamped to 500; read; not_found for other tenants and modes', async (t) => {
+  const l = await a.call('GET', '/v1/payouts?limit=100000', { key: ten.testKey });
+  t.equal(l.status, 200);
+  t.equal(l.body.object, 'list');
+  t.ok(l.body.data.length >= 5);
+  t.ok(l.body.data.every((p: { clabe: string }) => /^\d{3}\*{11}\d{4}$/.test(p.clabe)), 'masked in lists');
+  t.equal((await a.call('GET', '/v1/payouts?limit=1', { key: ten.testKey })).body.data.length, 1);
+  t.equal((await a.call('GET', '/v1/payouts?limit=-1', { key: ten.testKey })).status, 400);
+  const id = l.body.data[0].id;
+  const other = await a.newTenant();
+  t.equal((await get(id, other.testKey)).body.error.code, 'payout.not_found');
+  t.equal((await get(id, ten.liveKey)).body.error.code, 'payout.not_found');
+  t.equal((await get('nope')).body.error.code, 'payout.not_found');
+  t.equal((await a.call('GET', '/v1/payouts', { key: other.testKey })).body.data.length, 0);
+});
+
+t.test('live mode: no route without STP credentials; credentials are never readable back', async (t) => {
+  const live = await create(body(), ten.liveKey);
+  t.equal(live.status, 400);
+  t.equal(live.body.error.code, 'payout.no_route');
+  t.equal((await create(body({ connector_key: 'sim' }), ten.liveKey)).body.error.code, 'payout.no_route', 'the simulator is never reached with a live key');
+  t.equal((await a.call('GET', '/v1/connectors/stp/credentials', { key: ten.liveKey })).body.error.code, 'payout_credentials.not_found');
+  const creds = { empresa: 'MERCADOUNO', cuenta_ordenante: '646180110400000007', nombre_ordenante: 'Mercado Uno SA', private_key_pem: keys.privateKey, passphrase };
+  const bad = await a.call('PUT', '/v1/connectors/stp/credentials', { key: ten.liveKey, body: { ...creds, passphrase: 'wrong' } });
+  t.equal(bad.body.error.code, 'payout_credentials.invalid');
+  t.equal((await a.call('PUT', '/v1/connectors/stp/credentials', { key: ten.liveKey, body: { ...creds, cuenta_ordenante: '646180110400000008' } })).body.error.code, 'payout_credentials.invalid');
+  const put = await a.call('PUT', '/v1/connectors/stp/credentials', { key: ten.liveKey, body: creds });
+  t.equal(put.status, 200);
+  t.match(put.body, { object: 'payout_credentials', connector_key: 'stp', empresa: 'MERCADOUNO', cuenta_ordenante_masked: '646***********0007', livemode: true, key_fingerprint: /^[0-9a-f]{16}$/ });
+  const read = await a.call('GET', '/v1/connectors/stp/credentials', { key: ten.liveKey });
+  t.same(read.body, put.body);
+  for (const text of [put.text, read.text]) {
+    t.notMatch(text, /PRIVATE KEY|frase secreta|646180110400000007/, 'no key, passphrase or full account');
+  }
+  const [row] = await a.app.deps.sql`select * from payout_credentials where tenant_id = ${ten.id}`;
+  t.notMatch(JSON.stringify(row), /PRIVATE KEY|frase secreta|646180110400000007/, 'sealed at rest');
+});
+
+t.test('live mode through STP (the fake): signed order, in flight, the callback, then paid; a devolución', async (t) => {
+  fake.initialEstado = 'E';
+  const r = await create(body({ beneficiary_name: 'Ñandú Pérez Comercial', concepto: 'Liquidación de ventas', amount_minor: 98_765 }), ten.liveKey);
+  t.equal(r.status, 201);
+  t.equal(r.body.livemode, true);
+  const sent = await until(() => get(r.body.id, ten.liveKey), (x) => !!x.body.provider_ref);
+  t.equal(sent.body.status, 'processing', 'accepted by STP, not settled');
+  const order = fake.orderByKey(sent.body.tracking_key)!;
+  t.ok(order, 'STP registered the order under the clave de rastreo');
+  t.match(order.body, { empresa: 'MERCADOUNO', cuentaOrdenante: '646180110400000007', cuentaBeneficiario: CLABE, institucionContraparte: '40072', monto: 987.65, nombreBeneficiario: 'Nandu Perez Comercial', conceptoPago: 'Liquidacion de ventas' });
+  t.equal(sent.body.provider_ref, String(order.id));
+  fake.settle(sent.body.tracking_key, 'LQ');
+  const cb = await fake.notify(`${a.url}/webhooks/in/stp/${ten.id}`, sent.body.tracking_key);
+  t.equal(cb.status, 200);
+  t.same(JSON.parse(cb.text), { mensaje: 'recibido' });
+  const paid = await until(() => get(r.body.id, ten.liveKey), (x) => x.body.status === 'paid');
+  t.equal(paid.body.status, 'paid');
+  t.same((await lines(r.body.id)).map((l) => [l.account, l.amount_minor]), [['payouts', 98_765], ['payout_source:stp', -98_765]]);
+  fake.settle(sent.body.tracking_key, 'D', 1);
+  t.equal((await fake.notify(`${a.url}/webhooks/in/stp/${ten.id}`, sent.body.tracking_key, 'legacy')).status, 200, 'the legacy format too');
+  const back = await until(() => get(r.body.id, ten.liveKey), (x) => x.body.status === 'returned');
+  t.match(back.body.failure_reason, /causa de devolución 1/);
+  t.equal(fake.registraCalls.get(sent.body.tracking_key), 1, 'one registraOrden');
+});
+
+t.test('STP callbacks: a forged one changes nothing; bad bodies and other companies are refused', async (t) => {
+  fake.initialEstado = 'E';
+  const r = await create(body({ amount_minor: 5_555 }), ten.liveKey);
+  const sent = await until(() => get(r.body.id, ten.liveKey), (x) => !!x.body.provider_ref);
+  // The callback claims "liquidada", but STP still has it "enviada": the payout stays processing.
+  const forged = await a.call('POST', `/webhooks/in/stp/${ten.id}`, { body: { id: Number(sent.body.provider_ref), empresa: 'MERCADOUNO', folioOrigen: sent.body.tracking_key, estado: 'LQ' } });
+  t.equal(forged.status, 200);
+  await until(() => a.app.deps.sql`select processed_at from inbox where subject_id = ${r.body.id}`, (rows) => rows.length > 0 && !!rows[0].processed_at);
+  t.equal((await get(r.body.id, ten.liveKey)).body.status, 'processing', 'STP was asked and said enviada');
+  const other = await a.call('POST', `/webhooks/in/stp/${ten.id}`, { body: { id: 5, empresa: 'OTRA', folioOrigen: 'X', estado: 'LQ' } });
+  t.equal(other.status, 400);
+  t.equal(other.body.error.code, 'stp_callback.invalid');
+  t.equal((await a.call('POST', `/webhooks/in/stp/${ten.id}`, { body: { hola: 1 } })).body.error.code, 'stp_callback.invalid');
+  t.equal((await a.call('POST', `/webhooks/in/stp/${ten.id}`, { raw: 'not json', headers: { 'content-type': 'application/json' } })).status, 400);
+  t.equal((await a.call('POST', `/webhooks/in/stp/${crypto.randomUUID()}`, { body: { id: 5, estado: 'LQ' } })).body.error.code, 'tenant.not_found');
+  const unknown = await a.call('POST', `/webhooks/in/stp/${ten.id}`, { body: { id: 999999999, empresa: 'MERCADOUNO', folioOrigen: 'NADA', estado: 'LQ' } });
+  t.equal(unknown.status, 200, 'an order we do not know is acknowledged and ignored');
+  fake.settle(sent.body.tracking_key, 'LQ');
+  await a.call('POST', `/webhooks/in/stp/${ten.id}`, { body: { id: Number(sent.body.provider_ref), empresa: 'MERCADOUNO', folioOrigen: sent.body.tracking_key, estado: 'LQ' } });
+  t.equal((await until(() => get(r.body.id, ten.liveKey), (x) => x.body.status !== 'processing')).body.status, 'paid');
+});
+
+t.test('STP refuses the order: failed with the reason, the account masked', async (t) => {
+  fake.initialEstado = 'LQ';
+  fake.nonexistentAccounts.add('012180015000000000');
+  const r = await create(body({ clabe: '012180015000000000' }), ten.liveKey);
+  const done = await until(() => get(r.body.id, ten.liveKey), (x) => x.body.status !== 'processing');
+  t.equal(done.body.status, 'failed');
+  t.match(done.body.failure_reason, /does not exist/);
+  t.notMatch(done.text, /012180015000000000/, "STP's message names the account: masked");
+});
+
+t.test('OpenAPI documents the payout and onboarding webhook events', async (t) => {
+  const doc = (await a.call('GET', '/openapi/v1.json')).body;
+  for (const type of ['payout.paid', 'payout.failed', 'payout.returned', 'onboarding_application.approved', 'onboarding_application.needs_info', 'onboarding_application.rejected']) {
+    const schema = doc.webhooks?.[type]?.post?.requestBody?.content?.['application/json']?.schema;
+    t.equal(schema?.properties?.event_type?.const, type, `${type} documented`);
+  }
+  t.ok(doc.paths['/v1/payouts'].post['x-error-codes'].includes('payout.invalid_clabe'));
+  // Every payout.* and onboarding_application.* event written so far matches its documented data schema.
+  const ajv = new Ajv({ strict: false });
+  (addFormatsModule as unknown as (a: Ajv) => Ajv)(ajv);
+  const events = await a.app.deps.sql`select event_type, data from outbox_events where tenant_id = ${ten.id} and (event_type like 'payout.%' or event_type like 'onboarding_application.%')`;
+  t.ok(events.length >= 5);
+  for (const e of events) {
+    const schema = doc.webhooks[e.event_type as string].post.requestBody.content['application/json'].schema.properties.data;
+    t.ok(ajv.validate(schema, e.data), `${e.event_type as string} data as documented ${JSON.stringify(ajv.errors ?? [])}`);
+  }
+  t.ok(doc.paths['/webhooks/in/stp/{tenantId}'].post);
+});
