@@ -9,6 +9,13 @@ ensureInstalled();
 build();
 const env = { ...process.env, NODE_ENV: 'test' };
 preflight(env);
+// The browser tests' Chromium, found or installed once here (saying so) rather than by two test
+// files at the same time (two apt-get runs would fight over dpkg's lock).
+{
+  const { ensureChromium } = await import('../dist/test/helpers/browser.js');
+  const found = ensureChromium((s) => process.stderr.write(s));
+  if ('skip' in found) process.stderr.write(`browser tests will be skipped: ${found.skip}\n`);
+}
 
 const args = process.argv.slice(2);
 const files = args.filter((a) => !a.startsWith('-'));

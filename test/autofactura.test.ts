@@ -2,15 +2,16 @@
 // Chromium (Debian's chromium, playwright-core), POST /public/factura/{slug} with every
 // autofactura.* code and its same-answer rules, the same receipt twice giving the same invoice,
 // downloads by receipt_code + rfc, and the /public rate limit.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { projectRoot } from '../ops/paths.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
+import { ensureChromium, launchChromium } from './helpers/browser.js';
 import { xsdValidate } from './helpers/sat.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const browserFound = ensureChromium();
 let a: TestApp;
 let ten: Awaited<ReturnType<TestApp['newTenant']>>;
 const slug = `tacos-${Math.random().toString(36).slice(2, 8)}`;
@@ -121,9 +122,9 @@ t.test('rate-limited like /public', async (t) => {
   t.ok(Number(last.headers.get('retry-after')) > 0, 'Retry-After: seconds until the window ends');
 });
 
-t.test('the page, on a phone, in headless Chromium', { skip: existsSync(CHROMIUM) ? false : 'chromium is not installed (test/browser.test.ts installs it)' }, async (t) => {
+t.test('the page, on a phone, in headless Chromium', { skip: 'skip' in browserFound ? browserFound.skip : false }, async (t) => {
   const pi = await paidReceipt(34800);
-  const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const browser: Browser = await launchChromium((browserFound as { path: string }).path);
   t.teardown(() => browser.close());
   const page = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: 'es-MX' });
   const missing = await browser.newPage();
