@@ -6,7 +6,7 @@ import { Pool } from 'undici';
 import { signatureHeader, SIGNATURE_HEADER } from '../../kernel/signing.js';
 import { injectTrace } from '../../kernel/tracing.js';
 import { guardedLookup, type NetPolicy } from '../net-guard.js';
-import { API_VERSION } from './item.js';
+import { API_VERSION } from './version.js';
 
 /** Success is a 2xx answer, whole, within this window (spec: "about 10 seconds"). */
 export const DELIVERY_TIMEOUT_MS = 10_000;

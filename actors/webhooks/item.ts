@@ -3,10 +3,12 @@
 // leased; one envelope body per event, shared by all of that event's endpoints in the batch.
 import type { Carrier } from '../../kernel/tracing.js';
 import type { Target } from './http-client.js';
+import { API_VERSION } from './version.js';
+
+export { API_VERSION };
 
 /** The internal endpoint that always accepts (spec: Events > Delivery and retries). */
 export const SINK = 'sink:events';
-export const API_VERSION = '2026-07-01';
 
 /** The delivery envelope (spec: Events > Delivery envelope); also the `data` of a stream item. */
 export function envelope(e: { event_id: string; event_type: string; created_at: Date; livemode: boolean; data: unknown }) {
