@@ -2,7 +2,9 @@
 // `<carrier>_<pesos>` (airtime, commission 5%); ours besides: `<carrier>_data_<pesos>` data
 // packages, an inactive product `movistar_500` and an inactive carrier `virgin` (to exercise the
 // "unknown or inactive" codes). A phone ending in 0000 is rejected (failed); one ending in 1111
-// is delivered but the answer is lost (AggregatorTimeout): asked later, it says delivered. Its
+// is delivered but the answer is lost (AggregatorTimeout): asked later, it says delivered; one
+// ending in 2222 is delivered at once and answered about 2 s later (a slow network: the window a
+// crash test kills a process in). Its
 // book of orders is a table (sim_recharge_orders): a repeated key delivers nothing again, and
 // `sends` / `status_queries` let tests prove a delivery ran once.
 //
@@ -46,9 +48,15 @@ const stateOf = (r: Record<string, unknown>): RechargeState =>
 const folio = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 12).toUpperCase();
 const pesos = (minor: number) => `${Math.trunc(minor / 100)}.${String(Math.abs(minor) % 100).padStart(2, '0')}`;
 
+export const SIM_SLOW_MS = 2000;
+
 export class SimRechargeAggregator implements RechargeAggregator {
   readonly key = 'sim';
-  constructor(private sql: Sql, private clock: () => Date = () => new Date()) {}
+  constructor(
+    private sql: Sql,
+    private clock: () => Date = () => new Date(),
+    private sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  ) {}
 
   carriers() {
     return SIM_CARRIERS;
@@ -65,7 +73,8 @@ export class SimRechargeAggregator implements RechargeAggregator {
       values (${o.key}, ${o.tenantId}, ${o.livemode}, ${o.carrierCode}, ${o.productCode}, ${mask(o.phone)}, ${o.amountMinor},
               ${failed ? 'failed' : 'delivered'}, ${`sim_rc_${randomBytes(8).toString('hex')}`}, ${failed ? SIM_RECHARGE_FAILURE : null})
       on conflict (key) do update set sends = sim_recharge_orders.sends + 1
-      returning *`;
+      returning *, (xmax = 0) as inserted`;
+    if (r.inserted && o.phone.endsWith('2222')) await this.sleep(SIM_SLOW_MS);
     // Delivered, but the answer never reaches us (a network timeout).
     if (o.phone.endsWith('1111')) throw new AggregatorTimeout('The aggregator did not answer within the timeout (simulated: phone ending in 1111).');
     return stateOf(r);
