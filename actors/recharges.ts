@@ -29,6 +29,7 @@ import { appendEvent } from '../kernel/outbox.js';
 import type { Principal } from '../kernel/principal.js';
 import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import type { SecretBox } from '../kernel/secret-box.js';
+import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
 import { AggregatorTimeout, reportDay, type BagAccount, type BagMovement, type ProductInfo, type RechargeAggregator, type RechargeState } from '../connectors/recharge/aggregator.js';
 import { rechargeMachine } from '../machines/recharge.js';
 
@@ -337,10 +338,11 @@ export class Recharges {
     const started = await this.step(r.id, { kind: 'send_started' });
     let state: RechargeState;
     try {
-      state = await this.d.aggregator.send({
+      const order = {
         key: r.order_key, tenantId: r.tenant_id, livemode: r.livemode, carrierCode: r.carrier_code, productCode: r.product_code,
         phone: this.d.secrets.open(r.phone_sealed, phoneContext(r.id)), amountMinor: r.face_amount_minor,
-      });
+      };
+      state = await this.call(r.id, 'send', () => this.d.aggregator.send(order));
     } catch (e) {
       if (!(e instanceof AggregatorTimeout)) throw e;
       this.d.log.warn('recharge aggregator timed out; the recharge stays pending', { recharge_id: r.id, phone_masked: r.phone_masked });
@@ -349,13 +351,18 @@ export class Recharges {
     return this.step(r.id, { kind: 'aggregator', state });
   }
 
+  /** An aggregator call as a client span: the connector and the recharge id only (never the phone). */
+  private call<T>(rechargeId: string, op: string, fn: () => Promise<T>): Promise<T> {
+    return inSpan(`connector ${this.d.aggregator.key}.recharge.${op}`, { [ATTR.connector]: this.d.aggregator.key, 'orquesta.recharge_id': rechargeId }, fn, { kind: SpanKind.CLIENT });
+  }
+
   /** A pending recharge (the caller holds the lock): ask the aggregator; send only if it never saw the order. */
   async resolveLocked(id: string): Promise<RechargeRow> {
     const h = await this.def.hydrate(this.d.sql, id, undefined);
     if (!h) throw new ApiError('recharge.not_found');
     if (h.row.status !== 'pending') return h.row;
     if (h.row.send_started_at) {
-      const known = await this.d.aggregator.status(h.row.order_key);
+      const known = await this.call(id, 'status', () => this.d.aggregator.status(h.row.order_key));
       if (known) return this.step(id, { kind: 'aggregator', state: known });
     }
     return this.executeLocked(h.row);
