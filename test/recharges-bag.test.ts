@@ -25,7 +25,7 @@ t.before(async () => {
     let b = '';
     req.on('data', (c) => (b += c));
     req.on('end', () => {
-      received.push(JSON.parse(b));
+      received.push({ ...JSON.parse(b), at: req.url });
       res.end('ok');
     });
   });
@@ -55,6 +55,10 @@ t.test('two runs, and two readers at once, over the same days: each deposit once
   await a.call('POST', '/v1/recharge-carriers/telcel/enable', { key: ten.testKey, body: { active: false } });
   const hook = await a.call('POST', '/v1/webhook_endpoints', { key: ten.testKey, body: { url: hookUrl, events: ['recharge.deposit.detected'] } });
   t.equal(hook.status, 201);
+  // An account-level endpoint registered with the live key in Service-Account-Key: it gets the (test-mode) deposits too.
+  const acct = await a.call('POST', '/v1/account/webhook_endpoints', { body: { url: `${hookUrl}/account` }, headers: { 'service-account-key': ten.liveKey } });
+  t.equal(acct.status, 201);
+  t.match(acct.body, { object: 'webhook_endpoint', events: ['recharge.deposit.detected'], livemode: true, secret: /^whsec_/ });
   const now = new Date();
   const acc = [{ tenantId: ten.id, livemode: false }];
   const sim = new SimRechargeAggregator(a.app.deps.sql, () => now);
@@ -96,11 +100,32 @@ t.test('two runs, and two readers at once, over the same days: each deposit once
   t.equal((await a.call('GET', '/v1/recharges/bag-movements?limit=1', { key: ten.testKey })).body.data.length, 1);
   t.same((await a.call('GET', '/v1/recharges/bag-movements', { key: ten.liveKey })).body.data, [], 'per mode');
   // The event reaches the account's endpoint, once per deposit, with the derived event_id.
-  const got = await until(async () => received.filter((e) => e.data?.account_id === ten.id), (l) => l.length >= deposits.length);
-  t.same(got.map((e) => e.event_id).sort(), ev.map((e) => e.event_id).sort(), 'delivered to the account, one per deposit');
-  t.ok(got.every((e) => e.event_type === 'recharge.deposit.detected' && e.livemode === false), 'livemode on the envelope');
+  const got = await until(async () => received.filter((e) => e.data?.account_id === ten.id), (l) => l.length >= 2 * deposits.length);
+  for (const at of ['/hook', '/hook/account']) {
+    t.same(got.filter((e) => e.at === at).map((e) => e.event_id).sort(), ev.map((e) => e.event_id).sort(), `delivered to ${at}, one per deposit`);
+  }
+  t.ok(got.every((e) => e.event_type === 'recharge.deposit.detected' && e.livemode === false), 'livemode on the envelope: the receiver checks it before crediting');
   const stream = await a.call('GET', '/v1/events?limit=200', { key: ten.testKey });
   t.equal(stream.body.data.filter((e: any) => e.data?.event_type === 'recharge.deposit.detected').length, deposits.length, 'in /v1/events');
+});
+
+t.test('account-level registration: Service-Account-Key only', async (t) => {
+  const ten = await a.newTenant();
+  const reg = (headers: Record<string, string>, body: object = { url: `${hookUrl}/x` }) => a.call('POST', '/v1/account/webhook_endpoints', { body, headers });
+  for (const h of [{}, { authorization: `Bearer ${ten.testKey}` }, { 'service-account-key': 'sk_test_nope' }] as Array<Record<string, string>>) {
+    const r = await reg(h);
+    t.equal(r.status, 401, JSON.stringify(Object.keys(h)));
+    t.equal(r.body.error.code, 'api_key.missing_or_invalid');
+  }
+  const scoped = await a.admin('POST', `/admin/tenants/${ten.id}/api_keys`, { livemode: false, scopes: ['payments:read'] });
+  const s = await reg({ 'service-account-key': scoped.body.key });
+  t.equal(s.status, 403);
+  t.equal(s.body.error.code, 'insufficient_scope');
+  t.equal((await reg({ 'service-account-key': ten.testKey }, { url: `${hookUrl}/x`, events: ['payment_intent.succeeded'] })).body.error.code, 'webhook_endpoint.invalid_events');
+  const ok = await reg({ 'service-account-key': ten.testKey });
+  t.equal(ok.status, 201);
+  const listed = await a.call('GET', '/v1/webhook_endpoints', { key: ten.testKey });
+  t.ok(listed.body.data.some((e: any) => e.id === ok.body.id), "one of the account's endpoints");
 });
 
 t.test('a deposit reported late is first seen in yesterday\'s report, and emitted once', async (t) => {
