@@ -31,6 +31,13 @@ import { defineRoute, type Reply } from '../route.js';
 
 const LIMIT = 'List `limit`: default 100; a larger value is clamped to 500. Newest first.';
 const KEY = 'Idempotency-Key (UUID) required, checked by this endpoint: a missing or malformed key is 400 `idempotency_key_required`; ';
+const IDEM_HEADER = (conflict: string) => [{
+  name: 'Idempotency-Key',
+  required: true,
+  description: `UUID, validated by this endpoint (400 \`idempotency_key_required\`). Same key + same request answers the same resource with \`Idempotency-Replayed: true\`; same key + other data is 409 \`${conflict}\`.`,
+  schema: { type: 'string', format: 'uuid' },
+}];
+const REPLAYED = { 'Idempotency-Replayed': { description: '`true` when the answer is the resource of an earlier request with the same key.', schema: { type: 'string', enum: ['true'] } } };
 const replayed = (r: { body: unknown; replayed: boolean }): Reply => ({ status: 200, body: r.body, headers: r.replayed ? { 'Idempotency-Replayed': 'true' } : undefined });
 
 export const billerRoutes = [
@@ -71,7 +78,8 @@ export const billerRoutes = [
       'Answers 200 with the payment `paid` (with `provider_ref`) or `failed` (with `failure_reason`). The amount paid is the amount due; `amount_minor`, when sent, must equal it. ' +
       'Test mode: a reference ending in 0000 is paid as `failed`. A paid bill books service_payment_clearing against biller_payable:<biller_code>.',
     tags: ['Billers'],
-    responses: { 200: { description: 'The service payment', schema: servicePaymentResource } },
+    headerParams: IDEM_HEADER('service_payment.idempotency_conflict'),
+    responses: { 200: { description: 'The service payment', schema: servicePaymentResource, headers: REPLAYED } },
     errors: ['service_payment.missing_fields', 'idempotency_key_required', 'idempotency_key_in_progress', 'service_payment.idempotency_conflict', 'biller.not_found', 'biller.invalid_reference', 'biller.reference_not_found', 'service_payment.amount_mismatch', 'biller.livemode_unsupported'],
     handler: async (ctx) => replayed(await ctx.deps.billers.pay(ctx.principal, ctx.body ?? {}, ctx.header('idempotency-key'))),
   }),
@@ -148,7 +156,8 @@ export const billerRoutes = [
       '`delivered` books recharge_clearing (face) against recharge_payable:<carrier> (face - commission) and merchant_recharge_income (commission). ' +
       'Test mode: a phone ending in 0000 fails; one ending in 1111 times out (pending; a replay resolves it delivered). The phone is answered only masked.',
     tags: ['Recharges'],
-    responses: { 200: { description: 'The recharge', schema: rechargeResource } },
+    headerParams: IDEM_HEADER('recharge.idempotency_conflict'),
+    responses: { 200: { description: 'The recharge', schema: rechargeResource, headers: REPLAYED } },
     errors: [
       'recharge.livemode_unsupported', 'recharge.missing_fields', 'idempotency_key_required', 'recharge.product_not_found', 'recharge.invalid_phone', 'recharge.carrier_not_enabled',
       'recharge.payment_intent_not_found', 'recharge.payment_intent_not_succeeded', 'recharge.payment_intent_amount_mismatch', 'recharge.idempotency_conflict', 'recharge.retry_conflict',
@@ -213,6 +222,7 @@ export const billerRoutes = [
       'spec: Authentication: account-level webhooks of an own account (recharge deposit events) are registered with the account\'s credential in header `Service-Account-Key` (an API key with `webhooks:manage`; no Authorization header). ' +
       'Registers an endpoint of the key\'s account that receives `recharge.deposit.detected` (the only event it takes; `events`, when sent, must be that one). Like every endpoint of the account, it receives deposit events of both environments: check `livemode` before crediting anything. Answers 201 with the `whsec_` secret, shown only here; list, delete and rotate it with /v1/webhook_endpoints.',
     tags: ['Recharges'],
+    headerParams: [{ name: 'Service-Account-Key', required: true, description: 'The account\'s API key (`sk_test_…` or `sk_live_…`) with scope `webhooks:manage`.', schema: { type: 'string' } }],
     responses: { 201: { description: 'The endpoint with its secret', schema: endpointResource } },
     errors: ['api_key.missing_or_invalid', 'insufficient_scope', 'webhook_endpoint.invalid_url', 'webhook_endpoint.invalid_events'],
     handler: async (ctx) => {
