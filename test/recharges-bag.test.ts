@@ -14,6 +14,7 @@ import { Recharges, BAG_READ_EVERY_MS, depositEventId } from '../actors/recharge
 import { SimRechargeAggregator, SIM_BAG_START_MINOR } from '../connectors/recharge/sim.js';
 import { reportDay } from '../connectors/recharge/aggregator.js';
 import { EVENT_CATALOG } from '../schemas/events.js';
+import { jobRequest } from '../kernel/jobs.js';
 
 let a: TestApp;
 let receiver: Server;
@@ -165,4 +166,14 @@ t.test('balance refresh; live keys refused; the reader is a 15-minute job schedu
   const cap = a.app.deps.recharges.capability();
   t.same(cap.schedules?.map((s) => [s.name, s.everyMs, s.job.def.name]), [['recharge-bag-reader', BAG_READ_EVERY_MS, 'recharge.bag.read']]);
   t.equal(BAG_READ_EVERY_MS, 15 * 60_000);
+});
+
+t.test('the reader as a worker job: an account that enabled a carrier gets its deposits', async (t) => {
+  const ten = await a.newTenant();
+  await a.call('POST', '/v1/recharge-carriers/bait/enable', { key: ten.testKey });
+  const r = a.app.deps.recharges;
+  await a.app.deps.runtime.jobs.enqueue(jobRequest(r.bagJob, {}, { idSuffix: `test-${ten.id}` }));
+  const yesterday = reportDay(new Date(Date.now() - 86_400_000));
+  const ev = await until(() => events(ten.id), (l) => l.filter((e) => e.data.movement_id.startsWith(`dep-${yesterday}`)).length === 2, 20_000);
+  t.same(ev.filter((e) => e.data.movement_id.startsWith(`dep-${yesterday}`)).map((e) => e.data.movement_id).sort(), [`dep-${yesterday}-0900`, `dep-${yesterday}-late`]);
 });
