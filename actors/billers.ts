@@ -253,8 +253,9 @@ export class Billers {
     return { key: `sp_${r.id.replace(/-/g, '')}`, tenantId: r.tenant_id, billerCode: r.biller_code, reference: r.reference, amountMinor: r.amount_minor };
   }
 
+  /** A step under the lock the caller holds; `r` is the row it just read or wrote (the fence catches a stale one). */
   private async step(r: ServicePaymentRow, state: BillState): Promise<ServicePaymentRow> {
-    return this.d.actor.runLocked<HydratedSP, ServicePaymentCommand, void, ServicePaymentRow>(this.def, undefined, r.id, { kind: 'biller', state }, { waitMs: 0 });
+    return this.d.actor.runLocked<HydratedSP, ServicePaymentCommand, void, ServicePaymentRow>(this.def, undefined, r.id, { kind: 'biller', state }, { waitMs: 0, known: { row: r, clockOffsetMs: 0 } });
   }
 
   /** First execution (the caller holds the lock): pay, record. A lost answer leaves it pending for the reconciler. */

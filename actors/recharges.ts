@@ -329,13 +329,14 @@ export class Recharges {
     return rechargeView(row);
   }
 
-  private step(id: string, cmd: RechargeCommand) {
-    return this.d.actor.runLocked<HydratedRecharge, RechargeCommand, void, RechargeRow>(this.def, undefined, id, cmd, { waitMs: 0 });
+  /** A step under the lock the caller holds; `known` is the row it just read or wrote (the fence catches a stale one). */
+  private step(r: RechargeRow, cmd: RechargeCommand) {
+    return this.d.actor.runLocked<HydratedRecharge, RechargeCommand, void, RechargeRow>(this.def, undefined, r.id, cmd, { waitMs: 0, known: { row: r, clockOffsetMs: 0 } });
   }
 
   /** Sends the order (the caller holds the lock): `send_started_at` committed first; a timeout leaves it pending. */
   private async executeLocked(r: RechargeRow): Promise<RechargeRow> {
-    const started = await this.step(r.id, { kind: 'send_started' });
+    const started = await this.step(r, { kind: 'send_started' });
     let state: RechargeState;
     try {
       const order = {
@@ -348,7 +349,7 @@ export class Recharges {
       this.d.log.warn('recharge aggregator timed out; the recharge stays pending', { recharge_id: r.id, phone_masked: r.phone_masked });
       return started;
     }
-    return this.step(r.id, { kind: 'aggregator', state });
+    return this.step(started, { kind: 'aggregator', state });
   }
 
   /** An aggregator call as a client span: the connector and the recharge id only (never the phone). */
@@ -363,7 +364,7 @@ export class Recharges {
     if (h.row.status !== 'pending') return h.row;
     if (h.row.send_started_at) {
       const known = await this.call(id, 'status', () => this.d.aggregator.status(h.row.order_key));
-      if (known) return this.step(id, { kind: 'aggregator', state: known });
+      if (known) return this.step(h.row, { kind: 'aggregator', state: known });
     }
     return this.executeLocked(h.row);
   }

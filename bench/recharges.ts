@@ -5,9 +5,9 @@
 //
 // pgbench variant (-M prepared, one scratch database with the app's migrations):
 //   recharge-sql  what one request sends: the enabled carriers, the key lookup, the create (one
-//                 statement: row + history), the hydrate and the fenced send_started step, the sim
-//                 aggregator's book, the hydrate and the fenced delivered step (row, history, ledger
-//                 entry and its three lines).
+//                 statement: row + history), the fenced send_started step, the sim aggregator's
+//                 book, the fenced delivered step (row, history, ledger entry and its three lines).
+//                 The steps start from the row the request holds (no re-read under its own lock).
 // Then the app (one ROLE=api child, bench/confirm-app.js) on another scratch database: autocannon
 // drives 64 connections of POST /v1/recharges (a fresh Idempotency-Key each).
 import autocannon from 'autocannon';
@@ -42,13 +42,11 @@ const RECHARGE = [
   `select carrier_code from recharge_carrier_settings where tenant_id = '${TENANT}' and livemode = false and enabled;`,
   `select * from recharges where tenant_id = '${TENANT}' and livemode = false and idempotency_key = cast(:ikey as text);`,
   `with entity as (insert into recharges (id, tenant_id, livemode, status, version, carrier_code, product_code, phone_sealed, phone_masked, face_amount_minor, merchant_commission_minor, currency, payment_intent_id, idempotency_key, order_key, send_started_at, provider_ref, failure_reason, created_at, updated_at) values (:rid, '${TENANT}', false, 'pending', 0, 'telcel', 'telcel_50', 'v1.' || md5(random()::text) || md5(random()::text), '55****5678', 5000, 250, 'MXN', null, :ikey, 'rc_' || replace(cast(:rid as text), '-', ''), null, null, null, now(), now())), history as (insert into entity_history (entity_id, tenant_id, livemode, event, from_status, to_status, data, entity_kind) values (:rid, '${TENANT}', false, 'create', null, 'pending', '{"product_code": "telcel_50", "face_amount_minor": 5000}', 'recharge')) select 1;`,
-  `select x.*, coalesce(tc.offset_ms, 0) as clock_offset_ms from recharges x left join test_clocks tc on tc.tenant_id = x.tenant_id where x.id = :rid;`,
   'begin;',
   `with u as (update recharges set updated_at = now(), send_started_at = now(), version = 1 where id = :rid and version = 0 returning 1) select orq_expect_rows(count(*), 'recharge') from u;`,
   `insert into entity_history (entity_id, tenant_id, livemode, event, from_status, to_status, data, entity_kind) values (:rid, '${TENANT}', false, 'send_started', 'pending', 'pending', null, 'recharge');`,
   'commit;',
   `insert into sim_recharge_orders (key, tenant_id, livemode, carrier_code, product_code, phone_masked, amount_minor, state, provider_ref, failure_reason) values ('rc_' || replace(cast(:rid as text), '-', ''), '${TENANT}', false, 'telcel', 'telcel_50', '55****5678', 5000, 'delivered', 'sim_rc_' || md5(random()::text), null) on conflict (key) do update set sends = sim_recharge_orders.sends + 1 returning *, (xmax = 0) as inserted;`,
-  `select x.*, coalesce(tc.offset_ms, 0) as clock_offset_ms from recharges x left join test_clocks tc on tc.tenant_id = x.tenant_id where x.id = :rid;`,
   'begin;',
   `with u as (update recharges set updated_at = now(), provider_ref = 'sim_rc_1', status = 'delivered', version = 2 where id = :rid and version = 1 returning 1) select orq_expect_rows(count(*), 'recharge') from u;`,
   `insert into entity_history (entity_id, tenant_id, livemode, event, from_status, to_status, data, entity_kind) values (:rid, '${TENANT}', false, 'aggregator.delivered', 'pending', 'delivered', '{"provider_ref": "sim_rc_1"}', 'recharge');`,
