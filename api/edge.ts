@@ -81,11 +81,12 @@ const METHODS_WITH_BODY = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
 export const READ_HEADERS = [
   'authorization', 'x-admin-key', 'idempotency-key', 'content-length', 'content-type', 'host', 'accept',
   'x-service-client-secret', 'x-forwarded-for', 'traceparent', 'tracestate', 'baggage',
+  'service-account-key',
 ] as const;
 const HEADER_INDEX = new Map<string, number>(READ_HEADERS.map((h, i) => [h, i]));
 const H = Object.fromEntries(READ_HEADERS.map((h, i) => [h, i])) as Record<(typeof READ_HEADERS)[number], number>;
 /** Headers that must appear once: a second copy is refused (which one would the client mean?). */
-const SINGLE = READ_HEADERS.map((h) => ['authorization', 'x-admin-key', 'idempotency-key', 'content-type', 'content-length', 'x-service-client-secret'].includes(h));
+const SINGLE = READ_HEADERS.map((h) => ['authorization', 'x-admin-key', 'idempotency-key', 'content-type', 'content-length', 'x-service-client-secret', 'service-account-key'].includes(h));
 /** Trace context headers: passed on only while tracing is on. */
 const TRACE_HEADERS = ['traceparent', 'tracestate', 'baggage'] as const;
 /** A constant for uWS as its own ArrayBuffer: uWS reads the bytes as they are (no UTF-8 conversion). */

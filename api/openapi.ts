@@ -86,6 +86,7 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): Record<string
         schema: { type: 'string', format: 'uuid' },
       });
     }
+    for (const h of r.headerParams ?? []) params.push({ name: h.name, in: 'header', required: h.required, description: h.description, schema: h.schema });
     const responses: Record<string, unknown> = {};
     for (const [status, doc] of Object.entries(r.responses)) {
       const ct = doc.contentType ?? 'application/json';

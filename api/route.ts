@@ -80,6 +80,8 @@ export interface RouteDef<B = any, Q = any> {
   description?: string;
   tags: string[];
   responses: Record<number, ResponseDoc>;
+  /** Request headers the handler itself reads (OpenAPI header parameters), e.g. an Idempotency-Key the endpoint validates on its own. */
+  headerParams?: Array<{ name: string; required: boolean; description: string; schema: object }>;
   /** Error codes this route can answer besides the ones its auth kind and idempotency imply. */
   errors?: ErrorCode[];
   /** Rate-limit exempt even under /v1 or /public (spec: Limits > Exempt). */

@@ -30,6 +30,7 @@ import { createLogger, type Logger } from '../kernel/log.js';
 import { createMetrics } from '../kernel/metrics.js';
 import { migrate } from './migrate.js';
 import { createConnect } from './connect.js';
+import { createBillers } from './billers.js';
 import { resolveSecretBox } from './secret-box.js';
 
 export interface RunningApp {
@@ -80,8 +81,10 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const secrets = resolveSecretBox(config);
   const invoices = new Invoices({ sql, actor, log, secrets });
   const cx = createConnect({ config, sql, log, secrets, actor, enqueue: (j) => runtime.jobs.enqueue(j) });
+  const bx = createBillers({ sql, log, secrets, actor, onEvents: () => runtime.onEvents?.() });
   runtime.install(
     cx.capability,
+    ...bx.capabilities,
     invoices.capability(),
     payments.capability(),
     refunds.capability(),
@@ -124,6 +127,8 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     connect: cx.connect,
     payouts: cx.payouts,
     payoutCredentials: cx.payoutCredentials,
+    billers: bx.billers,
+    recharges: bx.recharges,
   };
 
   let edge: Edge | undefined;

@@ -5,6 +5,7 @@
 import { timestamp, uuid } from './common.js';
 import { applicationResource, payoutResource } from './connect.js';
 import { creditNoteResource, invoicePaymentResource, invoiceResource } from './invoices.js';
+import { bagMovementResource } from './billers.js';
 
 export interface EventSpec {
   readonly summary: string;
@@ -63,7 +64,7 @@ export const PAYMENT_EVENTS = {
 export const RECHARGE_EVENTS = {
   'recharge.deposit.detected': {
     summary: 'A credit movement of a recharge bag was seen for the first time (event_id derived from the movement).',
-    data: { type: 'object', description: 'A recharge_bag_movement.' },
+    data: bagMovementResource,
   },
 } as const satisfies Record<string, EventSpec>;
 

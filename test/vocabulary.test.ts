@@ -19,6 +19,9 @@ import { onboardingMachine } from '../machines/onboarding-application.js';
 import { payoutMachine } from '../machines/payout.js';
 import { connectAccountMachine } from '../machines/connect-account.js';
 import { accountResource, applicationResource, payoutResource } from '../schemas/connect.js';
+import { servicePaymentMachine } from '../machines/service-payment.js';
+import { rechargeMachine } from '../machines/recharge.js';
+import { rechargeResource, servicePaymentResource } from '../schemas/billers.js';
 
 interface Resource {
   name: string;
@@ -36,6 +39,8 @@ const RESOURCES: Resource[] = [
   { name: 'payout', machine: payoutMachine, schema: payoutResource as never, table: 'payouts' },
   { name: 'connect_account', machine: connectAccountMachine, schema: accountResource as never, table: 'connect_accounts' },
   { name: 'invoice', machine: invoiceMachine, schema: invoiceResource as never, table: 'invoices' },
+  { name: 'service_payment', machine: servicePaymentMachine, schema: servicePaymentResource as never, table: 'service_payments' },
+  { name: 'recharge', machine: rechargeMachine, schema: rechargeResource as never, table: 'recharges' },
 ];
 
 /** The values a `status in (…)` check constraint accepts. */

@@ -73,7 +73,9 @@ export class Relay {
             select null::uuid as id
             union all
             select w.id from webhook_endpoints w
-             where w.id = any(${epIds}::uuid[]) and w.tenant_id = e.tenant_id and w.livemode = e.livemode
+             where w.id = any(${epIds}::uuid[]) and w.tenant_id = e.tenant_id
+               -- spec: recharge deposit events reach the account's endpoints of both environments
+               and (w.livemode = e.livemode or e.event_type = 'recharge.deposit.detected')
                and (w.events is null or e.event_type = any(w.events))) w
          where e.id = any(${idArray(events.map((e) => Number(e.id)))}::bigint[])
         on conflict (event_id, endpoint_key) do nothing

@@ -11,6 +11,8 @@ export const BILLER_ERRORS = {
   'service_payment.idempotency_conflict': inv('The Idempotency-Key was used for a different service payment.'),
   'service_payment.amount_mismatch': inv('`amount_minor` differs from the current amount due.'),
   'service_payment.not_found': inv('No service payment with this id exists for this key.'),
+  // Ours (docs/billers.md): no live biller aggregator is configured; nothing is asked or paid.
+  'biller.livemode_unsupported': inv('Bill inquiries and payments are not available with live keys; nothing was asked or paid.'),
   // --- Recharges ---
   'recharge.invalid_carrier': inv('The carrier code is missing.'),
   'recharge.carrier_not_found': inv('The carrier is unknown or inactive.'),
