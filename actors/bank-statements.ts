@@ -249,12 +249,11 @@ export async function reconciliation(deps: { sql: Sql }, p: Scope, id: string, q
   const rows = await sql`
     select l.*, pi.receipt_code, pi.amount_minor + pi.tip_minor as charge_total_minor, pi.status as intent_status, a.provider_ref, a.connector_key,
            cf.occurred_at as charge_succeeded_at, cf.entry_id as capture_entry_id,
-           dep.id as deposit_entry_id, inv.id as invoice_id, inv.uuid_fiscal, inv.status as invoice_status
+           l.deposit_entry_id, inv.id as invoice_id, inv.uuid_fiscal, inv.status as invoice_status
       from bank_statement_lines l
       left join payment_intents pi on pi.id = l.payment_intent_id
       left join attempts a on a.id = l.attempt_id
       left join cash_facts cf on cf.kind = 'charge' and cf.source_id = l.attempt_id
-      left join journal_entries dep on l.match_status = 'matched' and dep.ref_type = 'payment_intent' and dep.ref_id = l.payment_intent_id and dep.kind = 'bank.deposit'
       left join lateral (select i.id, i.uuid_fiscal, i.status from invoices i
                           where i.payment_intent_id = l.payment_intent_id and i.tenant_id = l.tenant_id and i.livemode = l.livemode
                           order by (i.status = 'stamped') desc, i.created_at desc limit 1) inv on true
@@ -368,22 +367,22 @@ async function matchStatement(tx: Db, statementId: string, toleranceDays: number
        set match_status = upd.st, attempt_id = upd.attempt_id, payment_intent_id = upd.payment_intent_id, matched_at = now(), matched_by = ${by}
       from upd
      where l.id = upd.line_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)`;
-  // The deposit: bank account debited, the rail's clearing account (what the connector owes) credited.
+  // The deposit: bank account debited, the rail's clearing account (what the connector owes)
+  // credited. One statement: the lines matched without an entry get its id, the entries and their
+  // two lines are inserted from them (no lookup per line: the planner's estimates of lines inserted
+  // in this transaction are stale, and a lookup it misjudges goes quadratic).
   await tx`
-    insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id, memo)
-    select gen_random_uuid(), l.tenant_id, l.livemode, 'bank.deposit', 'payment_intent', l.payment_intent_id, 'bank statement line ' || l.id
-      from bank_statement_lines l
-     where l.statement_id = ${statementId} and l.match_status = 'matched'
-       and not exists (select 1 from journal_entries e where e.ref_type = 'payment_intent' and e.ref_id = l.payment_intent_id and e.kind = 'bank.deposit')`;
-  await tx`
+    with m as (
+      update bank_statement_lines l set deposit_entry_id = gen_random_uuid()
+        from attempts a
+       where l.statement_id = ${statementId} and l.match_status = 'matched' and l.deposit_entry_id is null and a.id = l.attempt_id
+      returning l.id, l.deposit_entry_id, l.tenant_id, l.livemode, l.payment_intent_id, l.credit_minor, l.currency, a.connector_key),
+    e as (
+      insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id, memo)
+      select m.deposit_entry_id, m.tenant_id, m.livemode, 'bank.deposit', 'payment_intent', m.payment_intent_id, 'bank statement line ' || m.id from m)
     insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor)
-    select e.id, e.tenant_id, e.livemode, x.account, l.currency, x.amount
-      from bank_statement_lines l
-      join journal_entries e on e.ref_type = 'payment_intent' and e.ref_id = l.payment_intent_id and e.kind = 'bank.deposit'
-      join attempts a on a.id = l.attempt_id
-      cross join lateral (values (${bankAccount(bank)}::text, l.credit_minor), ('connector_receivable:' || a.connector_key, -l.credit_minor)) x(account, amount)
-     where l.statement_id = ${statementId} and l.match_status = 'matched'
-       and not exists (select 1 from journal_lines jl where jl.entry_id = e.id)`;
+    select m.deposit_entry_id, m.tenant_id, m.livemode, x.account, m.currency, x.amount
+      from m cross join lateral (values (${bankAccount(bank)}::text, m.credit_minor), ('connector_receivable:' || m.connector_key, -m.credit_minor)) x(account, amount)`;
 }
 
 const lockBook = (tx: Db, p: Scope) => tx`select pg_advisory_xact_lock(orq_bank_recon_lock_key(${p.tenantId}, ${p.livemode}))`;
@@ -496,10 +495,7 @@ export const bankStatementsCapability: Capability = {
         const total = Number(a.total_minor);
         const exact = lines.find((l) => Number(l.credit_minor) === total && daysBetween(l.value_date as string, chargeDay) <= Number(l.tolerance_days));
         if (exact) {
-          tx`
-            update bank_statement_lines set match_status = 'matched', attempt_id = ${a.id as string}, payment_intent_id = ${e.entityId}, matched_at = now(), matched_by = 'charge_succeeded'
-             where id = ${exact.id as number}`;
-          await postEntry(tx, {
+          const entryId = await postEntry(tx, {
             tenantId: e.tenantId,
             livemode: e.livemode,
             kind: 'bank.deposit',
@@ -511,6 +507,10 @@ export const bankStatementsCapability: Capability = {
               { account: `connector_receivable:${String(a.connector_key)}`, currency: exact.currency as string, amountMinor: -total },
             ],
           });
+          tx`
+            update bank_statement_lines set match_status = 'matched', attempt_id = ${a.id as string}, payment_intent_id = ${e.entityId}, matched_at = now(),
+                   matched_by = 'charge_succeeded', deposit_entry_id = ${entryId}
+             where id = ${exact.id as number}`;
           return;
         }
         const partial = lines.find((l) => l.match_status === 'unmatched' && Number(l.credit_minor) !== total);

@@ -63,9 +63,15 @@ export function decodeStatement(bytes: Uint8Array): { text: string; encoding: 'u
   try {
     return { text: new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(b), encoding: 'utf-8' };
   } catch {
-    return { text: new TextDecoder('windows-1252').decode(b), encoding: 'windows-1252' };
+    // Node's 'windows-1252' decoder is ISO-8859-1 for 0x80-0x9F (C1 controls): those bytes are
+    // mapped to Windows-1252's characters (€, ‘ ’ “ ” – — …) here.
+    const text = new TextDecoder('windows-1252').decode(b);
+    return { text: /[\u0080-\u009f]/.test(text) ? text.replace(/[\u0080-\u009f]/g, (c) => CP1252_80_9F[c.charCodeAt(0) - 0x80] || c) : text, encoding: 'windows-1252' };
   }
 }
+
+/** Windows-1252 0x80-0x9F (empty: undefined in the code page, kept as is). */
+const CP1252_80_9F = ['€', '', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '', 'Ž', '', '', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '', 'ž', 'Ÿ'];
 
 /** A header cell for comparison: lower case, no accents, no quotes/apostrophes, single spaces. */
 export function normHeader(s: string): string {
@@ -293,7 +299,7 @@ function layoutFor(text: string, mapping: Mapping, hasHeader: boolean): Layout {
     const cols = [mapping.date, mapping.description, mapping.credit, mapping.debit];
     const rows = sniff(text, delimiter) ?? [];
     const header = rows.slice(0, HEADER_SEARCH_ROWS).find((r) => cols.every((i) => (r.record[i] ?? '').trim() !== ''));
-    headerRow = header ? header.info.lines : rows[0]?.info.lines ?? 0;
+    headerRow = header ? header.info.lines : rows[0]?.info.lines ?? 1;
   }
   return { delimiter, headerRow, at, referenceInDescription: false, signed: false };
 }

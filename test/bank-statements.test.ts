@@ -334,6 +334,8 @@ t.test('matching: matched, partial and unmatched lines from real SPEI charges; t
     [c1.intent.id, 'bank:banorte_4455', 11600],
     [c1.intent.id, `connector_receivable:${c1.attempt.connector_key}`, -11600],
   ]);
+  const daily = await db()`select coalesce(sum(debit_minor), 0)::int as d from ledger_daily where tenant_id = ${tn.id} and account = 'bank:banorte_4455'`;
+  t.equal(daily[0].d, 11600, 'the ledger summaries (migration 0050 trigger) include the deposit');
   // the three-way view
   const rec = await a.call('GET', `/v1/bank_statements/${imp.body.id}/reconciliation`, { key });
   t.equal(rec.status, 200, rec.text);

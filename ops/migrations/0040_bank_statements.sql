@@ -40,8 +40,11 @@ create table bank_statement_lines (
   payment_intent_id uuid references payment_intents(id),
   attempt_id        uuid references attempts(id),
   matched_at        timestamptz,
+  -- the bank.deposit journal entry a match posted (set in the match's transaction)
+  deposit_entry_id  uuid references journal_entries(id) deferrable initially deferred,
   matched_by        text check (matched_by in ('import', 'charge_succeeded', 'rematch')),
-  check ((match_status = 'unmatched') = (attempt_id is null))
+  check ((match_status = 'unmatched') = (attempt_id is null)),
+  check (deposit_entry_id is null or match_status = 'matched')
 );
 create index bank_statement_lines_statement on bank_statement_lines (statement_id, id);
 create index bank_statement_lines_status on bank_statement_lines (statement_id, match_status, id);
