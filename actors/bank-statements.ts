@@ -330,19 +330,24 @@ const isUniqueViolation = (e: unknown, constraint: string) => (e as { code?: str
  * none. Runs inside the caller's transaction, under the book's reconciliation lock.
  */
 async function matchStatement(tx: Db, statementId: string, toleranceDays: number, bank: string, by: 'import' | 'rematch') {
+  // One statement: candidates → exact matches (one line per charge, one charge per line) and
+  // partial ones → the lines updated → for each newly matched line its deposit entry (id kept on
+  // the line) and the entry's two lines: bank account debited, the rail's clearing account (what
+  // the connector owes) credited. Set-based, so that no step looks rows up one by one: the
+  // planner's estimates for lines inserted in this transaction are stale (bench/reconciliation).
   await tx`
     with open_lines as (
       select l.id, l.tenant_id, l.livemode, l.reference, l.credit_minor, l.value_date
         from bank_statement_lines l
        where l.statement_id = ${statementId} and l.match_status <> 'matched' and l.reference is not null),
     cand as (
-      select ol.id as line_id, ol.credit_minor, ol.value_date, a.id as attempt_id, a.payment_intent_id,
+      select ol.id as line_id, ol.credit_minor, ol.value_date, a.id as attempt_id, a.payment_intent_id, a.connector_key,
              cf.amount_minor + cf.tip_minor as total_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date as charge_date
         from open_lines ol
         join attempts a on a.provider_ref = ol.reference and a.tenant_id = ol.tenant_id and a.livemode = ol.livemode and a.method = 'spei'
         join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id
       union
-      select ol.id, ol.credit_minor, ol.value_date, a.id, a.payment_intent_id,
+      select ol.id, ol.credit_minor, ol.value_date, a.id, a.payment_intent_id, a.connector_key,
              cf.amount_minor + cf.tip_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date
         from open_lines ol
         join payment_intents pi on pi.tenant_id = ol.tenant_id and pi.receipt_code = ol.reference and pi.livemode = ol.livemode
@@ -356,33 +361,28 @@ async function matchStatement(tx: Db, statementId: string, toleranceDays: number
     per_charge as (select distinct on (attempt_id) * from exact order by attempt_id, line_id),
     per_line as (select distinct on (line_id) * from per_charge order by line_id, attempt_id),
     part as (
-      select distinct on (c.line_id) c.line_id, c.attempt_id, c.payment_intent_id from cand c
+      select distinct on (c.line_id) c.line_id, c.attempt_id, c.payment_intent_id, c.connector_key from cand c
        where c.total_minor <> c.credit_minor and not exists (select 1 from per_line pl where pl.line_id = c.line_id)
        order by c.line_id, c.attempt_id),
     upd as (
-      select line_id, attempt_id, payment_intent_id, 'matched' as st from per_line
+      select line_id, attempt_id, payment_intent_id, connector_key, 'matched' as st from per_line
       union all
-      select line_id, attempt_id, payment_intent_id, 'partial' from part)
-    update bank_statement_lines l
-       set match_status = upd.st, attempt_id = upd.attempt_id, payment_intent_id = upd.payment_intent_id, matched_at = now(), matched_by = ${by}
-      from upd
-     where l.id = upd.line_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)`;
-  // The deposit: bank account debited, the rail's clearing account (what the connector owes)
-  // credited. One statement: the lines matched without an entry get its id, the entries and their
-  // two lines are inserted from them (no lookup per line: the planner's estimates of lines inserted
-  // in this transaction are stale, and a lookup it misjudges goes quadratic).
-  await tx`
-    with m as (
-      update bank_statement_lines l set deposit_entry_id = gen_random_uuid()
-        from attempts a
-       where l.statement_id = ${statementId} and l.match_status = 'matched' and l.deposit_entry_id is null and a.id = l.attempt_id
-      returning l.id, l.deposit_entry_id, l.tenant_id, l.livemode, l.payment_intent_id, l.credit_minor, l.currency, a.connector_key),
+      select line_id, attempt_id, payment_intent_id, connector_key, 'partial' from part),
+    u as (
+      update bank_statement_lines l
+         set match_status = upd.st, attempt_id = upd.attempt_id, payment_intent_id = upd.payment_intent_id, matched_at = now(), matched_by = ${by},
+             deposit_entry_id = case when upd.st = 'matched' then gen_random_uuid() end
+        from upd
+       where l.id = upd.line_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)
+      returning l.id, l.deposit_entry_id, l.tenant_id, l.livemode, l.payment_intent_id, l.credit_minor, l.currency, upd.connector_key),
     e as (
       insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id, memo)
-      select m.deposit_entry_id, m.tenant_id, m.livemode, 'bank.deposit', 'payment_intent', m.payment_intent_id, 'bank statement line ' || m.id from m)
+      select u.deposit_entry_id, u.tenant_id, u.livemode, 'bank.deposit', 'payment_intent', u.payment_intent_id, 'bank statement line ' || u.id
+        from u where u.deposit_entry_id is not null)
     insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor)
-    select m.deposit_entry_id, m.tenant_id, m.livemode, x.account, m.currency, x.amount
-      from m cross join lateral (values (${bankAccount(bank)}::text, m.credit_minor), ('connector_receivable:' || m.connector_key, -m.credit_minor)) x(account, amount)`;
+    select u.deposit_entry_id, u.tenant_id, u.livemode, x.account, u.currency, x.amount
+      from u cross join lateral (values (${bankAccount(bank)}::text, u.credit_minor), ('connector_receivable:' || u.connector_key, -u.credit_minor)) x(account, amount)
+     where u.deposit_entry_id is not null`;
 }
 
 const lockBook = (tx: Db, p: Scope) => tx`select pg_advisory_xact_lock(orq_bank_recon_lock_key(${p.tenantId}, ${p.livemode}))`;

@@ -19,6 +19,7 @@ import { dbUrl, dropDatabase, fmt, here, machineInfo, mdTable, parseOptions, sle
 const o = parseOptions<Record<string, number | boolean | string | undefined>>(process.argv.slice(2), {
   charges: { type: 'number', default: 100_000, min: 1000, max: 1_000_000, help: 'stored SPEI charges' },
   write: { type: 'boolean', default: false, help: 'append the results to bench/RESULTS.md' },
+  keep: { type: 'boolean', default: false, help: 'keep the scratch database (to look at the plans)' },
 }, 'npm run bench:reconciliation -- [options]');
 const CHARGES = o.charges as number;
 const root = join(here, '..', '..');
@@ -93,7 +94,8 @@ function statement(bytes: number, index: (k: number) => number, salt: string): {
     const ref = kind === 9 ? `NOPE${k}` : `bench_${i}`;
     const amount = 1000 + i + (kind === 8 ? 1 : 0);
     const money = `"$${(amount / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })}"`;
-    const row = `${dd}/${mm}/${yy},${ref},SPEI RECIBIDO,5001,0123,${money},-,"$1,000,000.00",${k + 1},CUENTA: 012180001234567891 RFC: XAXX010101000 CONCEPTO: PAGO ${k}\r\n`;
+    // about 105 bytes a line: 5 MiB is about 50,000 lines (issue 16)
+    const row = `${dd}/${mm}/${yy},${ref},SPEI RECIBIDO,5001,0123,${money},-,"$1,000,000.00",${k + 1},CTA 0121800012 PAGO ${k}\r\n`;
     const n = Buffer.byteLength(row);
     if (size + n > bytes) return { file: Buffer.from(parts.join('')), lines: k };
     parts.push(row);
@@ -150,11 +152,40 @@ async function main() {
       console.log(`${label}: ${lines} lines in ${secs.toFixed(2)} s; matched ${r.body.matched}, partial ${r.body.partial}, unmatched ${r.body.unmatched}; API VmHWM ${before.hwmKb} → ${after.hwmKb} kB`);
       results.push([label, file.length, lines, fmt(secs, 2), fmt(lines / secs), `${r.body.matched} / ${r.body.partial} / ${r.body.unmatched}`, fmt(before.hwmKb / 1024, 1), fmt(after.hwmKb / 1024, 1), fmt((after.hwmKb - before.rssKb) / 1024, 1)]);
     }
+    // A 50 MiB upload (chunked, no Content-Length) in a fresh process: refused past the cap, its
+    // bytes dropped as they arrive, so the peak must not grow with it.
+    api.kill('SIGTERM');
+    await new Promise((r) => api.once('exit', r));
+    api = await startApi(port);
+    await httpJson(port, 'GET', '/v1/bank_statements', { authorization: `Bearer ${key}` });
+    const before = memOf(api.pid!);
+    const refused = await new Promise<{ status: number; code?: string; sentMiB: number }>((resolve) => {
+      let sent = 0;
+      const req = request({ host: '127.0.0.1', port, method: 'POST', path: `/v1/bank_statements?bank=X&period_start=${DAY}&period_end=${DAY}&preset=banorte`, headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv', connection: 'close' }, agent: false }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () => resolve({ status: res.statusCode!, code: JSON.parse(Buffer.concat(chunks).toString()).error?.code, sentMiB: sent / 2 ** 20 }));
+      });
+      req.on('error', () => resolve({ status: 0, sentMiB: sent / 2 ** 20 }));
+      const chunk = Buffer.alloc(256 * 1024, 0x41);
+      const pump = () => {
+        while (sent < 50 * 2 ** 20) {
+          sent += chunk.length;
+          if (!req.write(chunk)) return req.once('drain', pump);
+        }
+        req.end();
+      };
+      pump();
+    });
+    const after = memOf(api.pid!);
+    console.log(`50 MiB upload: ${refused.status} ${refused.code ?? '(connection closed)'} after ${refused.sentMiB.toFixed(1)} MiB sent; API VmHWM ${before.hwmKb} → ${after.hwmKb} kB`);
+    results.push([`50 MiB upload (refused: ${refused.code ?? 'closed'})`, 50 * 2 ** 20, '-', '-', '-', '-', fmt(before.hwmKb / 1024, 1), fmt(after.hwmKb / 1024, 1), fmt((after.hwmKb - before.rssKb) / 1024, 1)]);
   } finally {
     api.kill('SIGTERM');
     await new Promise((r) => (api.exitCode !== null ? r(null) : api.once('exit', r)));
     await sql.end({ timeout: 2 });
-    await dropDatabase(DB);
+    if (o.keep) console.log(`kept database ${DB}`);
+    else await dropDatabase(DB);
   }
   const m = machineInfo();
   const table = mdTable(['file', 'bytes', 'lines', 'import s', 'lines/s', 'matched / partial / unmatched', 'API peak MiB before', 'API peak MiB after', 'peak − RSS before, MiB'], results);
