@@ -210,31 +210,36 @@ const DELIMITERS = [',', ';', '\t', '|'];
 
 type Rec = { record: string[]; info: { lines: number } };
 
-function parseRows(text: string, delimiter: string, opts: { toLine?: number; fromLine?: number } = {}, onRecord?: (cells: string[], line: number) => void): Rec[] {
-  const run = parse as unknown as (input: string, options: object) => Rec[];
-  return run(text, {
+/**
+ * Runs csv-parse over the text; each record goes to `onRecord` with the file line where it ends
+ * (csv-parse's context, not `info: true`, which copies an info object per record: measured 52 MiB
+ * of peak RSS against 15 on a 5 MiB file) and is then dropped.
+ */
+function parseRows(text: string | Buffer, delimiter: string, opts: { toLine?: number; fromLine?: number }, onRecord: (cells: string[], line: number) => void): void {
+  const run = parse as unknown as (input: string | Buffer, options: object) => unknown[];
+  run(text, {
     delimiter,
     relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: true,
-    info: true,
     ...(opts.toLine ? { to_line: opts.toLine } : {}),
     ...(opts.fromLine ? { from_line: opts.fromLine } : {}),
-    ...(onRecord
-      ? {
-          on_record: (r: { record: string[]; info: { lines: number } }) => {
-            onRecord(r.record, r.info.lines);
-            return null;
-          },
-        }
-      : {}),
+    on_record: (record: string[], ctx: { lines: number }) => {
+      onRecord(record, ctx.lines);
+      return null;
+    },
   });
 }
 
 /** The top rows under a delimiter, or null when csv-parse cannot read them with it. */
 function sniff(text: string, delimiter: string): Rec[] | null {
+  // Only the top of the file: csv-parse would scan the rest even past `to_line`.
+  const cut = text.length > 65_536 ? text.slice(0, text.lastIndexOf('\n', 65_536) + 1 || 65_536) : text;
+  text = cut;
   try {
-    return parseRows(text, delimiter, { toLine: HEADER_SEARCH_ROWS + 10 });
+    const rows: Rec[] = [];
+    parseRows(text, delimiter, { toLine: HEADER_SEARCH_ROWS + 10 }, (record, lines) => rows.push({ record, info: { lines } }));
+    return rows;
   } catch {
     return null;
   }
@@ -316,14 +321,14 @@ export function parseStatement(bytes: Uint8Array, mapping: Mapping, hasHeader: b
   const lines: ParsedLine[] = [];
   let failure: StatementParseError | undefined;
   const cell = (cells: string[], i: number | undefined) => (i === undefined ? undefined : cells[i]);
+  // the row width the mapped columns need (the reference and detail columns may be missing)
+  const width = Math.max(...(Object.entries(at).filter(([role, i]) => i !== undefined && role !== 'detail' && role !== 'reference').map(([, i]) => i as number))) + 1;
   const onRecord = (cells: string[], line: number) => {
     if (failure) return;
     if (cells.every((c) => c.trim() === '')) return;
     const fail = (reason: string) => {
       failure = new StatementParseError(line, reason);
     };
-    const mapped = (Object.values(at).filter((x) => x !== undefined) as number[]).filter((i) => i !== at.detail && i !== at.reference);
-    const width = Math.max(...mapped) + 1;
     const rawDate = cleanText(cell(cells, at.date));
     let credit: number | null;
     let debit: number | null;
@@ -391,7 +396,9 @@ export function parseStatement(bytes: Uint8Array, mapping: Mapping, hasHeader: b
     if (prev && extra) prev.description = `${prev.description} ${extra}`.slice(0, MAX_DESCRIPTION);
   }
   try {
-    parseRows(text, layout.delimiter, { fromLine: layout.headerRow + 1 }, onRecord);
+    // UTF-8 bytes go to csv-parse as they are (a string would be converted back to a Buffer).
+    const input = encoding === 'utf-8' ? (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? Buffer.from(bytes.buffer, bytes.byteOffset + 3, bytes.length - 3) : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)) : text;
+    parseRows(input, layout.delimiter, { fromLine: layout.headerRow + 1 }, onRecord);
   } catch (e) {
     if (failure) throw failure;
     const line = (e as { lines?: number }).lines ?? 0;
