@@ -420,3 +420,34 @@ t.test('late evidence: a line imported before its charge succeeds is matched whe
      where e.tenant_id = ${tn.id} and e.kind = 'bank.deposit' order by jl.amount_minor desc`;
   t.same(e.map((x) => [x.account, x.amount_minor]), [['bank:banorte', 43210], ['connector_receivable:sim', -43210]], 'posted in the charge\'s transaction');
 });
+
+t.test('charges succeeding while their statement is imported: each line matched once, one deposit entry per charge', async (t) => {
+  const tn = await a.newTenant('Carrera');
+  const key = tn.testKey;
+  const d = today();
+  const period = { bank: 'BBVA', period_start: shift(d, -3), period_end: shift(d, 3), preset: 'banorte' };
+  // the tenant already has a statement (see docs/bank-statements.md: the reaction locks from then on)
+  t.equal((await rawImport(banorteFile([{ date: d, ref: 'OTRA', credit: 100 }]), period, key)).status, 201);
+  const pending = await Promise.all(
+    Array.from({ length: 6 }, async (_, i) => {
+      const pi = await a.call('POST', '/v1/payment_intents', { key, headers: idem(), body: { amount_minor: 2000 + i, currency: 'MXN' } });
+      await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key, headers: idem(), body: { payment_token: 'spei', payment_method: 'spei' } });
+      const w = (await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key }), (r) => r.body.status === 'requires_action')).body;
+      return { id: pi.body.id as string, ref: w.attempts[0].provider_ref as string, amount: 2000 + i };
+    }),
+  );
+  const file = banorteFile(pending.map((p) => ({ date: d, ref: p.ref, credit: p.amount })));
+  const [imp] = await Promise.all([
+    rawImport(file, period, key),
+    ...pending.map((p) => a.admin('POST', `/admin/tenants/${tn.id}/simulate-inbound`, { provider_ref: p.ref })),
+  ]);
+  t.equal(imp.status, 201, imp.text);
+  for (const p of pending) await until(() => a.call('GET', `/v1/payment_intents/${p.id}`, { key }), (r) => r.body.status === 'succeeded');
+  const s = await until(() => a.call('GET', `/v1/bank_statements/${imp.body.id}`, { key }), (r) => r.body.matched === 6, 15_000);
+  t.match(s.body, { matched: 6, partial: 0, unmatched: 0, charges_without_line: 0 });
+  const entries = await db()`select ref_id, count(*)::int as n from journal_entries where tenant_id = ${tn.id} and kind = 'bank.deposit' group by ref_id`;
+  t.equal(entries.length, 6, 'one deposit entry per charge');
+  t.ok(entries.every((e) => e.n === 1));
+  const lines = (await a.call('GET', `/v1/bank_statements/${imp.body.id}/lines`, { key })).body.data;
+  t.same(lines.map((l: any) => l.payment_intent_id).sort(), pending.map((p) => p.id).sort(), 'each line its own charge');
+});
