@@ -465,22 +465,23 @@ const daysBetween = (a: string, b: string) => Math.abs(Date.parse(`${a}T00:00:00
 
 /**
  * Late evidence: a SPEI charge succeeded; its open lines (imported before it succeeded) are matched
- * now, in the charge's transaction, with the same rule as the import. Never fails the charge's step:
- * every condition that could violate a constraint is checked first, under the book's lock.
+ * now, in the charge's transaction, with the same rule as the import. It holds the book's lock
+ * shared (charges succeeding together do not wait for each other; an import or rematch holds it
+ * exclusively, so one of the two always sees the other's commit) and locks the lines it reads.
+ * Never fails the charge's step: every condition that could violate a constraint is checked first.
  */
 export const bankStatementsCapability: Capability = {
   name: 'bank_statements',
   reactions: [
     {
       on: 'payment_intent.succeeded',
-      run: async (e, { tx, now }) => {
+      run: async (e, { tx, sql, now }) => {
         const [a] = await tx`
           select a.id, a.provider_ref, a.connector_key, pi.receipt_code, pi.amount_minor + pi.tip_minor as total_minor,
-                 pg_advisory_xact_lock(orq_bank_recon_lock_key(a.tenant_id, a.livemode)) as locked
+                 pg_advisory_xact_lock_shared(orq_bank_recon_lock_key(a.tenant_id, a.livemode)) as locked
             from attempts a join payment_intents pi on pi.id = a.payment_intent_id
            where a.payment_intent_id = ${e.entityId} and a.tenant_id = ${e.tenantId} and a.livemode = ${e.livemode}
              and a.method = 'spei' and a.status in ('captured', 'settled')
-             and exists (select 1 from bank_statements s where s.tenant_id = ${e.tenantId} and s.livemode = ${e.livemode})
            order by a.created_at desc limit 1`;
         if (!a) return;
         const refs = [a.provider_ref as string | null, a.receipt_code as string].filter((x): x is string => !!x);
@@ -488,8 +489,9 @@ export const bankStatementsCapability: Capability = {
           select l.id, l.credit_minor, l.value_date::text as value_date, l.match_status, l.currency, s.tolerance_days, s.bank,
                  exists (select 1 from bank_statement_lines m where m.attempt_id = ${a.id as string} and m.match_status = 'matched') as charge_taken
             from bank_statement_lines l join bank_statements s on s.id = l.statement_id
-           where l.tenant_id = ${e.tenantId} and l.livemode = ${e.livemode} and l.match_status <> 'matched' and l.reference in ${tx(refs)}
-           order by l.id`;
+           where l.tenant_id = ${e.tenantId} and l.livemode = ${e.livemode} and l.match_status <> 'matched' and l.reference in ${sql(refs)}
+           order by l.id
+             for update of l`;
         if (!lines.length || lines[0].charge_taken) return;
         const chargeDay = bookDay(now);
         const total = Number(a.total_minor);
