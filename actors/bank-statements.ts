@@ -385,7 +385,13 @@ async function matchStatement(tx: Db, statementId: string, toleranceDays: number
      where u.deposit_entry_id is not null`;
 }
 
-const lockBook = (tx: Db, p: Scope) => tx`select pg_advisory_xact_lock(orq_bank_recon_lock_key(${p.tenantId}, ${p.livemode}))`;
+/**
+ * The book's locks in the order a charge's transaction takes them: the ledger's (shared, as every
+ * posting does; migration 0050) then reconciliation's (exclusive here). The same order everywhere
+ * means a period close waiting between them cannot make a cycle.
+ */
+const lockBook = (tx: Db, p: Scope) =>
+  tx`select pg_advisory_xact_lock_shared(orq_book_lock_key(${p.tenantId}, ${p.livemode})), pg_advisory_xact_lock(orq_bank_recon_lock_key(${p.tenantId}, ${p.livemode}))`;
 
 /** POST /v1/bank_statements: 201 with the new statement, or 200 with the stored one (`already_imported`). */
 export async function importStatement(deps: { sql: Sql }, p: Scope, input: ImportInput): Promise<{ status: number; body: ReturnType<typeof statementView> }> {
