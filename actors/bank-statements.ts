@@ -153,21 +153,26 @@ export function lineView(r: Row) {
   };
 }
 
-/** The succeeded SPEI charges of the tenant (cash_facts: one row per captured charge, dated on the tenant's clock). */
-const speiCharges = (sql: Sql) => sql`
+/**
+ * The succeeded SPEI charges of a tenant whose day (America/Mexico_City, the tenant's clock) is in
+ * [start, end] (cash_facts: one row per captured charge; the range on occurred_at uses its index).
+ * `tenant`, `livemode`, `start`, `end` are SQL fragments (columns of the outer query or values).
+ */
+const speiChargesOfPeriod = (sql: Sql, tenant: ReturnType<Sql>, livemode: ReturnType<Sql>, start: ReturnType<Sql>, end: ReturnType<Sql>) => sql`
   select cf.attempt_id, cf.payment_intent_id, cf.amount_minor + cf.tip_minor as total_minor, cf.currency,
-         (cf.occurred_at at time zone ${BOOK_TZ})::date as charge_date, cf.occurred_at, cf.entry_id, cf.tenant_id, cf.livemode
-    from cash_facts cf where cf.kind = 'charge' and cf.method = 'spei'`;
+         cf.occurred_at, cf.entry_id, cf.tenant_id, cf.livemode
+    from cash_facts cf
+   where cf.tenant_id = ${tenant} and cf.livemode = ${livemode} and cf.currency = 'MXN'
+     and cf.occurred_at >= (${start}::date::timestamp at time zone ${BOOK_TZ}) and cf.occurred_at < ((${end}::date + 1)::timestamp at time zone ${BOOK_TZ})
+     and cf.kind = 'charge' and cf.method = 'spei'`;
 
 /** Counts of a statement (computed: late evidence changes them) and its charges of the period that no line matched. */
 function statementSelect(sql: Sql, where: ReturnType<Sql>) {
   return sql`
     select s.*,
            c.matched, c.partial, c.unmatched,
-           (select count(*) from (${speiCharges(sql)}) ch
-             where ch.tenant_id = s.tenant_id and ch.livemode = s.livemode
-               and ch.charge_date between s.period_start and s.period_end
-               and not exists (select 1 from bank_statement_lines m where m.attempt_id = ch.attempt_id and m.match_status = 'matched')) as charges_without_line
+           (select count(*) from (${speiChargesOfPeriod(sql, sql`s.tenant_id`, sql`s.livemode`, sql`s.period_start`, sql`s.period_end`)}) ch
+             where not exists (select 1 from bank_statement_lines m where m.attempt_id = ch.attempt_id and m.match_status = 'matched')) as charges_without_line
       from bank_statements s
       cross join lateral (
         select count(*) filter (where l.match_status = 'matched') as matched,
@@ -263,13 +268,11 @@ export async function reconciliation(deps: { sql: Sql }, p: Scope, id: string, q
   const page = rows.slice(0, limit);
   const charges = await sql`
     select ch.*, pi.receipt_code, a.provider_ref, inv.uuid_fiscal
-      from (${speiCharges(sql)}) ch
+      from (${speiChargesOfPeriod(sql, sql`${p.tenantId}::uuid`, sql`${p.livemode}::boolean`, sql`${statement.period_start}`, sql`${statement.period_end}`)}) ch
       join payment_intents pi on pi.id = ch.payment_intent_id
       join attempts a on a.id = ch.attempt_id
       left join lateral (select i.uuid_fiscal from invoices i where i.payment_intent_id = ch.payment_intent_id and i.tenant_id = ch.tenant_id and i.livemode = ch.livemode and i.status = 'stamped' limit 1) inv on true
-     where ch.tenant_id = ${p.tenantId} and ch.livemode = ${p.livemode}
-       and ch.charge_date between ${statement.period_start}::date and ${statement.period_end}::date
-       and not exists (select 1 from bank_statement_lines m where m.attempt_id = ch.attempt_id and m.match_status = 'matched')
+     where not exists (select 1 from bank_statement_lines m where m.attempt_id = ch.attempt_id and m.match_status = 'matched')
      order by ch.occurred_at, ch.attempt_id limit 1000`;
   return {
     object: 'bank_reconciliation' as const,
