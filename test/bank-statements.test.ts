@@ -450,3 +450,19 @@ t.test('charges succeeding while their statement is imported: each line matched 
   const lines = (await a.call('GET', `/v1/bank_statements/${imp.body.id}/lines`, { key })).body.data;
   t.same(lines.map((l: any) => l.payment_intent_id).sort(), pending.map((p) => p.id).sort(), 'each line its own charge');
 });
+
+t.test('scopes: import needs payments:write, reads need reports:read', async (t) => {
+  const k = await a.admin('POST', `/admin/tenants/${ten.id}/api_keys`, { livemode: false, scopes: ['reports:read'] });
+  t.equal(k.status, 201, k.text);
+  const imp = await rawImport(generic('scope'), { ...JAN, ...COLS }, k.body.key);
+  t.equal(imp.status, 403);
+  t.equal(imp.body.error.code, 'insufficient_scope');
+  t.match(imp.body.error.message, /payments:write/);
+  const list = await a.call('GET', '/v1/bank_statements', { key: k.body.key });
+  t.equal(list.status, 200);
+  t.ok(list.body.data.length > 0);
+  const w = await a.admin('POST', `/admin/tenants/${ten.id}/api_keys`, { livemode: false, scopes: ['payments:write'] });
+  const read = await a.call('GET', '/v1/bank_statements', { key: w.body.key });
+  t.equal(read.status, 403);
+  t.match(read.body.error.message, /reports:read/);
+});
