@@ -85,7 +85,9 @@ export function normHeader(s: string): string {
 
 /** A text cell: leading apostrophe (Excel's "text" mark, Santander) and outer spaces removed, inner runs of spaces collapsed. */
 export function cleanText(s: string | undefined): string {
-  return (s ?? '').replace(/^\s*'/, '').replace(/\s+/g, ' ').trim();
+  // control characters (NUL included: Postgres text cannot hold it) become spaces
+  // eslint-disable-next-line no-control-regex
+  return (s ?? '').replace(/[\u0000-\u001f\u007f]/g, ' ').replace(/^\s*'/, '').replace(/\s+/g, ' ').trim();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -466,3 +466,21 @@ t.test('scopes: import needs payments:write, reads need reports:read', async (t)
   t.equal(read.status, 403);
   t.match(read.body.error.message, /reports:read/);
 });
+
+t.test('hostile bytes: NUL and control characters in the file, the form fields and the file name are stored as text or refused, never a 500', async (t) => {
+  const file = Buffer.concat([Buffer.from('Fecha,Concepto,Referencia,Abono,Cargo (nul)\n2026-01-02,Pago\u0000con nul,R\u0001X,5.00,\n'), Buffer.from([0x32, 0x30, 0x32, 0x36, 0x2d, 0x30, 0x31, 0x2d, 0x30, 0x33, 0x2c, 0x00, 0xff, 0x2c, 0x2c, 0x31, 0x2c, 0x0a])]);
+  const r = await multipartImport(file, 'a\u0000b.csv', { ...JAN, bank: 'Banco\u0000X', ...COLS });
+  t.equal(r.status, 201, r.text);
+  t.equal(r.body.bank, 'BancoX');
+  t.equal(r.body.filename, 'ab.csv');
+  const lines = (await a.call('GET', `/v1/bank_statements/${r.body.id}/lines`, { key: ten.testKey })).body.data;
+  t.equal(lines[0].description, 'Pago con nul');
+  t.equal(lines[0].reference, 'R X');
+  t.equal(lines[1].description, 'ÿ', 'not UTF-8: read as Windows-1252');
+  const q = await send('POST', `/v1/bank_statements?${qs({ ...JAN, ...COLS })}&bank=a%00b`, Buffer.from(generic('nulq')), { 'content-type': 'text/csv' });
+  t.equal(q.status, 400);
+  t.equal(q.body.error.code, 'request.invalid_query');
+  const junk = await send('POST', '/v1/bank_statements', Buffer.from('garbage'), { 'content-type': 'multipart/form-data; boundary=zz' });
+  t.equal(junk.status, 400);
+  t.equal(junk.body.error.code, 'bank_statement.parse_error');
+});

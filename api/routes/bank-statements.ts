@@ -17,6 +17,9 @@ import { defineRoute, type RouteDef } from '../route.js';
 import { uws } from '../uws.js';
 
 const IMPORT_FIELDS = new Set(Object.keys(importFieldsDoc.properties));
+/** A form field or file name as storable text: control characters (NUL: Postgres text cannot hold it) dropped. */
+// eslint-disable-next-line no-control-regex
+const text = (s: string) => s.replace(/[\u0000-\u001f\u007f]/g, '').trim();
 
 /** The file and the fields of an import: a multipart form (file part `file`), or the body itself with the fields in the query. */
 export function importInput(body: Buffer, contentType: string | undefined, query: Record<string, string>) {
@@ -28,12 +31,12 @@ export function importInput(body: Buffer, contentType: string | undefined, query
     let file: { bytes: Buffer; filename?: string } | undefined;
     for (const part of parts) {
       if (part.name === 'file') file = { bytes: Buffer.from(part.data), filename: part.filename || undefined };
-      else if (IMPORT_FIELDS.has(part.name) && part.name !== 'filename') fields[part.name] = Buffer.from(part.data).toString('utf8');
+      else if (IMPORT_FIELDS.has(part.name) && part.name !== 'filename') fields[part.name] = text(Buffer.from(part.data).toString('utf8'));
     }
     if (!file) throw new ApiError('bank_statement.parse_error', 'The multipart form has no `file` part: send the statement as the part named `file`.');
-    return { bytes: file.bytes, filename: file.filename?.slice(0, 255), fields };
+    return { bytes: file.bytes, filename: text(file.filename ?? '').slice(0, 255) || undefined, fields };
   }
-  return { bytes: body, filename: query.filename?.slice(0, 255) || undefined, fields };
+  return { bytes: body, filename: text(query.filename ?? '').slice(0, 255) || undefined, fields };
 }
 
 const IMPORT_ERRORS = [
