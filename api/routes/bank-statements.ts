@@ -48,6 +48,8 @@ const IMPORT_ERRORS = [
   'bank_statement.invalid_mapping',
   'bank_statement.too_large',
   'bank_statement.parse_error',
+  // a NUL in a query parameter (the edge refuses it for every route)
+  'request.invalid_query',
 ] as const;
 
 export const bankStatementRoutes: RouteDef[] = [
