@@ -300,7 +300,7 @@ t.test('matching: matched, partial and unmatched lines from real SPEI charges; t
   const act = activity(a, key);
   const fp = await a.call('PUT', '/v1/fiscal_profile', { key, body: { rfc: 'AAA010101AAA', nombre: 'ACCEM SERVICIOS EMPRESARIALES SC', regimen_fiscal: '601', cp: '06600', serie: 'F', pac_provider: 'sim' } });
   t.equal(fp.status, 200, fp.text);
-  const [c1, c2, c3, c5]: Charge[] = [await act.spei(tn.id, 11600), await act.spei(tn.id, 25000), await act.spei(tn.id, 5000), await act.spei(tn.id, 7700)];
+  const [c1, c2, c3, c5, c6]: Charge[] = [await act.spei(tn.id, 11600), await act.spei(tn.id, 25000), await act.spei(tn.id, 5000), await act.spei(tn.id, 7700), await act.spei(tn.id, 8800)];
   const card = await act.card(11600);
   const inv = await a.call('POST', '/v1/invoices', { key, headers: idem(), body: { payment_intent_id: c1.intent.id, receptor: { rfc: 'EKU9003173C9', nombre: 'Escuela Kemper Urgate', uso_cfdi: 'G03', regimen_fiscal: '601', cp: '26015' } } });
   t.equal(inv.status, 201, inv.text);
@@ -314,28 +314,30 @@ t.test('matching: matched, partial and unmatched lines from real SPEI charges; t
     { date: d, ref: card.attempt.provider_ref ?? 'x', credit: 11600 }, // a card charge is not a SPEI charge
     { date: d, ref: c1.attempt.provider_ref, credit: 11600 }, // the same charge again: one charge matches one line
     { date: d, ref: 'PAGO-PROVEEDOR', debit: 3000 },
+    { date: shift(d, -2), ref: c6.attempt.provider_ref, credit: 8800 }, // exactly tolerance_days away: matched
   ]);
   const imp = await rawImport(file, period, key);
   t.equal(imp.status, 201, imp.text);
-  t.match(imp.body, { lines_total: 6, debit_rows: 1, matched: 1, partial: 1, unmatched: 4 });
+  t.match(imp.body, { lines_total: 7, debit_rows: 1, matched: 2, partial: 1, unmatched: 4 });
   // exceptions = partial lines + SPEI charges of the period no line matched (c2, c3, c5)
   t.equal(imp.body.charges_without_line, 3);
   t.equal(imp.body.exceptions, 4);
   const lines = (await a.call('GET', `/v1/bank_statements/${imp.body.id}/lines`, { key })).body.data;
-  t.same(lines.map((l: any) => l.match_status), ['matched', 'partial', 'unmatched', 'unmatched', 'unmatched', 'unmatched']);
+  t.same(lines.map((l: any) => l.match_status), ['matched', 'partial', 'unmatched', 'unmatched', 'unmatched', 'unmatched', 'matched']);
+  t.equal(lines[6].payment_intent_id, c6.intent.id, 'the tolerance is inclusive');
   t.match(lines[0], { payment_intent_id: c1.intent.id, attempt_id: c1.attempt.id, matched_by: 'import' });
   t.match(lines[1], { payment_intent_id: c2.intent.id, match_status: 'partial' });
   t.equal(lines[2].payment_intent_id, undefined);
   // the deposit entry: bank debited, the rail's clearing account credited, once
   const entries = await db()`
     select e.id, e.kind, e.ref_id, jl.account, jl.amount_minor from journal_entries e join journal_lines jl on jl.entry_id = e.id
-     where e.tenant_id = ${tn.id} and e.kind = 'bank.deposit' order by jl.amount_minor desc`;
+     where e.tenant_id = ${tn.id} and e.kind = 'bank.deposit' and e.ref_id = ${c1.intent.id} order by jl.amount_minor desc`;
   t.same(entries.map((e) => [e.ref_id, e.account, e.amount_minor]), [
     [c1.intent.id, 'bank:banorte_4455', 11600],
     [c1.intent.id, `connector_receivable:${c1.attempt.connector_key}`, -11600],
   ]);
   const daily = await db()`select coalesce(sum(debit_minor), 0)::int as d from ledger_daily where tenant_id = ${tn.id} and account = 'bank:banorte_4455'`;
-  t.equal(daily[0].d, 11600, 'the ledger summaries (migration 0050 trigger) include the deposit');
+  t.equal(daily[0].d, 11600 + 8800, 'the ledger summaries (migration 0050 trigger) include the deposits');
   // the three-way view
   const rec = await a.call('GET', `/v1/bank_statements/${imp.body.id}/reconciliation`, { key });
   t.equal(rec.status, 200, rec.text);
@@ -368,12 +370,12 @@ t.test('matching: matched, partial and unmatched lines from real SPEI charges; t
   const other = await rawImport(banorteFile([{ date: d, ref: c1.attempt.provider_ref, credit: 11600 }]), period, key);
   t.match(other.body, { matched: 0, unmatched: 1 }, 'one charge matches at most one line, across statements');
   const again = await rawImport(file, period, key);
-  t.match(again.body, { id: imp.body.id, already_imported: true, matched: 1 });
+  t.match(again.body, { id: imp.body.id, already_imported: true, matched: 2 });
   const n = await db()`select count(*)::int as n from journal_entries where tenant_id = ${tn.id} and kind = 'bank.deposit'`;
-  t.equal(n[0].n, 1, 'one deposit entry');
+  t.equal(n[0].n, 2, 'one deposit entry per matched charge, none from the re-import');
   // rematch changes nothing here (idempotent)
   const rm = await a.call('POST', `/v1/bank_statements/${imp.body.id}/rematch`, { key });
-  t.match(rm.body, { matched: 1, partial: 1, unmatched: 4 });
+  t.match(rm.body, { matched: 2, partial: 1, unmatched: 4 });
   // listing, tenancy
   const list = await a.call('GET', '/v1/bank_statements', { key });
   t.same(list.body.data.map((s: any) => s.id), [other.body.id, imp.body.id]);
