@@ -55,6 +55,8 @@ interface Compiled {
   body?: Validator;
   query?: Validator;
   bodyLimit: number;
+  /** The handler takes the body's bytes (RouteDef.rawBody). */
+  raw: boolean;
   rateLimit: 'v1' | 'public' | null;
   hasBody: boolean;
   spanName: string;
@@ -187,6 +189,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       body: def.body ? compileBody(def.body) : undefined,
       query: def.query ? compileQuery(def.query) : undefined,
       bodyLimit: def.bodyLimit ?? config.bodyLimitBytes,
+      raw: def.rawBody === true,
       rateLimit: rl,
       hasBody,
       spanName: `${def.method} ${def.path}`,
@@ -279,6 +282,8 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     bodySize = 0;
     bodyChunks: Buffer[] | null = null;
     bodyText = '';
+    /** The bytes of a raw-body route, once read. */
+    rawBytes: Buffer | null = null;
     /** The pipeline reached the body step before the body was complete. */
     bodyWaited = false;
     /** The declared length was over the limit: no pipeline runs; 413 once the body is drained. */
@@ -340,6 +345,13 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
           this.bodyState = TOO_LARGE;
           return this.fail(this.tooLarge());
         }
+      } else if (this.c.raw) {
+        // A file: its bytes as they are (copied: uWS reuses the chunk's memory after the callback).
+        (this.bodyChunks ??= []).push(Buffer.from(chunk.slice(0)));
+        if (isLast) {
+          this.rawBytes = this.bodyChunks.length === 1 ? this.bodyChunks[0] : Buffer.concat(this.bodyChunks, this.bodySize);
+          this.bodyChunks = null;
+        }
       } else if (this.c.body) {
         if (isLast && this.bodyChunks === null) {
           // The usual small body: one chunk, decoded while uWS still owns its memory.
@@ -363,7 +375,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
 
     tooLarge(): ApiError {
       const declared = this.hv[H['content-length']];
-      return new ApiError('request.too_large', `The body${declared ? ` (${declared} bytes)` : ''} is larger than the ${this.c.bodyLimit} bytes this route accepts.`);
+      return new ApiError(this.c.def.tooLarge ?? 'request.too_large', `The body${declared ? ` (${declared} bytes)` : ''} is larger than the ${this.c.bodyLimit} bytes this route accepts.`);
     }
 
     /** Runs a step; anything it throws becomes the error answer. */
@@ -456,7 +468,10 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       const c = this.c;
       if (this.bodyState === TOO_LARGE) throw this.tooLarge();
       let parsed: unknown = undefined;
-      if (this.bodyState === READ && c.body) {
+      if (c.raw) {
+        parsed = this.rawBytes ?? Buffer.alloc(0);
+        this.rawBytes = null;
+      } else if (this.bodyState === READ && c.body) {
         const text = this.bodyText;
         this.bodyText = '';
         if (text.trim() === '') parsed = {};
@@ -474,7 +489,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       const keyHeader = def.idempotency ? this.hv[H['idempotency-key']] : undefined;
       // The fingerprint is taken before validation applies defaults, and only when it may be needed.
       const hashBody = keyHeader !== undefined ? (parsed === undefined ? null : JSON.parse(JSON.stringify(parsed))) : null;
-      this.body = c.body ? c.body(parsed) : undefined;
+      this.body = c.raw ? parsed : c.body ? c.body(parsed) : undefined;
       const queryObj = this.rawQuery ? parseQuery(this.rawQuery) : {};
       this.query = c.query ? c.query(queryObj) : queryObj;
 
@@ -541,7 +556,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       let close = false;
       try {
         // A 413 closes the connection: its body was drained (or is past DRAIN_FACTOR times the limit).
-        close = isApiError(e) && e.code === 'request.too_large';
+        close = isApiError(e) && (e.code === 'request.too_large' || e.code === this.c.def.tooLarge);
         reply = errorReply(e, this.requestId, this.c.def.path);
       } catch (e2) {
         log.error('edge failure', { requestId: this.requestId, err: e2 });

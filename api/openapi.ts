@@ -70,8 +70,8 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): Record<string
       const isUuid = name === 'id' || /Id$/.test(name);
       params.push({ name, in: 'path', required: true, schema: isUuid ? { type: 'string', format: 'uuid' } : { type: 'string' } });
     }
-    if (r.query) {
-      const q = r.query as Sch;
+    if (r.query || r.queryDoc) {
+      const q = (r.query ?? r.queryDoc) as Sch;
       const req = new Set((q.required as string[] | undefined) ?? []);
       for (const [name, schema] of Object.entries((q.properties as Record<string, Sch>) ?? {})) {
         params.push({ name, in: 'query', required: req.has(name), schema: strip(schema), ...(schema.description ? { description: schema.description } : {}) });
@@ -123,6 +123,7 @@ export function buildOpenApi(routes: RouteDef[], baseUrl: string): Record<string
       security,
       ...(params.length ? { parameters: params } : {}),
       ...(r.body ? { requestBody: { required: !!(r.body as Sch).required, content: { 'application/json': { schema: strip(r.body) } } } } : {}),
+      ...(r.requestContent ? { requestBody: { required: true, content: strip(r.requestContent) } } : {}),
       responses,
       ...(r.scope ? { 'x-required-scope': r.scope } : {}),
       'x-error-codes': routeErrorCodes(r),

@@ -72,6 +72,17 @@ export interface RouteDef<B = any, Q = any> {
   query?: object;
   /** Body cap in bytes; BODY_LIMIT_BYTES (1 MiB) unless the route needs more. */
   bodyLimit?: number;
+  /**
+   * The body is not JSON: the handler gets its bytes (a Buffer, empty when none was sent) as
+   * `ctx.body`, read under `bodyLimit` while it streams in (a file upload: raw or multipart).
+   */
+  rawBody?: boolean;
+  /** The code of the answer to a body over `bodyLimit` (`request.too_large`, 413, unless the route names its own). */
+  tooLarge?: ErrorCode;
+  /** OpenAPI only: query parameters the handler reads itself (not validated by the edge). */
+  queryDoc?: object;
+  /** OpenAPI only: the request body's media types when it is not JSON (`rawBody` routes). */
+  requestContent?: Record<string, { schema: object; encoding?: object }>;
   /** Answer for a malformed UUID path parameter: the same as an unknown id. */
   notFound?: ErrorCode;
   /** The message of that answer when the code's default does not fit the route (e.g. /public: no key involved). */

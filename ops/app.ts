@@ -12,6 +12,7 @@ import { startWorkers, type RunningWorkers } from './worker.js';
 import { EntityLocks } from '../kernel/lock.js';
 import { PaymentIntents } from '../actors/payment-intents.js';
 import { paymentLinksCapability } from '../actors/payment-links.js';
+import { bankStatementsCapability } from '../actors/bank-statements.js';
 import { TestClock } from '../actors/test-clock.js';
 import { Queues } from '../kernel/queues.js';
 import { Runtime } from '../kernel/runtime.js';
@@ -90,6 +91,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     refunds.capability(),
     methods.capability(),
     paymentLinksCapability,
+    bankStatementsCapability,
     maintenanceCapability({ sql, log, retentionHours: config.idempotencyRetentionHours }),
   );
   metrics.setSharedCollectors({

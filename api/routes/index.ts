@@ -13,6 +13,7 @@ import { invoiceRoutes } from './invoices.js';
 import { reportRoutes } from './reports.js';
 import { connectRoutes } from './connect.js';
 import { billerRoutes } from './billers.js';
+import { bankStatementRoutes } from './bank-statements.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
@@ -21,6 +22,7 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   routes.push(...reportRoutes);
   routes.push(...connectRoutes);
   routes.push(...billerRoutes);
+  routes.push(...bankStatementRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

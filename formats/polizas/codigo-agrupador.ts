@@ -14,6 +14,8 @@ export interface DefaultAccount {
 export const DEFAULT_ACCOUNTS: readonly DefaultAccount[] = [
   // What the acquirer/PSP owes on captured charges (funds in transit): 107.05 Otros deudores diversos.
   { pattern: 'connector_receivable:*', code: '107.05', name: 'Por cobrar al procesador' },
+  // A bank account of the tenant (bank reconciliation: a matched statement line moves the charge here).
+  { pattern: 'bank:*', code: '102.01', name: 'Bancos nacionales' },
   // Funds withheld by the acquirer while a dispute is open: also a receivable.
   { pattern: 'disputed_funds', code: '107.05', name: 'Fondos retenidos por contracargo' },
   { pattern: 'sales', code: '401.01', name: 'Ventas y/o servicios gravados a la tasa general' },

@@ -12,4 +12,7 @@ export const BANK_STATEMENT_ERRORS = {
   'bank_statement.invalid_match_status': inv('`match_status` must be `matched`, `unmatched` or `partial`.'),
   'bank_statement.too_large': inv('The statement file is over 5 MiB.'),
   'bank_statement.parse_error': inv('A row could not be read; the message carries its number.'),
+  // Not in the spec's list (its reads have no codes there): the usual not-found, and a corrupt page cursor.
+  'bank_statement.not_found': inv('No bank statement with this id exists for this key (tenant and mode).'),
+  'bank_statement.invalid_cursor': inv('The `cursor` is corrupt or belongs to another listing: pass the `next_cursor` of the previous page exactly as received.'),
 } as const satisfies Record<string, ErrorSpec>;

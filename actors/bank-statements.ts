@@ -1,0 +1,536 @@
+// Bank statements and reconciliation (issue 16; service-spec: bank_statement, Bank reconciliation;
+// decisions.md §3 paths, §6 matching). docs/bank-statements.md has the choices.
+//
+// - Import: the fields are checked in the spec's order of codes, the file is parsed whole
+//   (formats/bank-statements.ts) before anything is written, then one transaction stores the
+//   statement and its credit lines, matches them and posts the ledger entries of the matches. A
+//   failed import stores nothing. The file's SHA-256 (per tenant and mode) is the idempotency: the
+//   same bytes again answer the stored statement with `already_imported: true`.
+// - Matching is set-based SQL over the statement's open lines (50,000 lines are one statement, not
+//   50,000 steps), serialized per book by an advisory lock that charges succeeding take too; the
+//   unique index "one matched line per charge" holds it across statements whatever the writer.
+// - Late evidence: a SPEI charge that succeeds after its line was imported matches it in the
+//   charge's own transaction (a reaction to payment_intent.succeeded); POST …/rematch re-runs the
+//   import's matching over a statement's open lines.
+// Statements are immutable documents and lines change only by matching, so they are not entity
+// actor resources (no machine, no version): see docs/bank-statements.md, "Why not the entity actor".
+import { createHash, randomUUID } from 'node:crypto';
+import { ApiError } from '../kernel/errors.js';
+import type { Capability } from '../kernel/capability.js';
+import type { Db, Sql } from '../kernel/db.js';
+import { postEntry } from '../kernel/ledger.js';
+import type { Principal } from '../kernel/principal.js';
+import { parseStatement, PRESETS, StatementParseError, type Mapping, type ParsedStatement, type Preset } from '../formats/bank-statements.js';
+
+/** service-spec Limits: bank statement file 5 MiB. */
+export const MAX_STATEMENT_BYTES = 5 * 1024 * 1024;
+/** The route's body cap: the file plus room for a multipart envelope and its form fields. */
+export const MAX_IMPORT_BODY_BYTES = MAX_STATEMENT_BYTES + 64 * 1024;
+/** `tolerance_days` when the import does not say. */
+export const DEFAULT_TOLERANCE_DAYS = 3;
+export const MATCH_STATUSES = ['matched', 'unmatched', 'partial'] as const;
+export type MatchStatus = (typeof MATCH_STATUSES)[number];
+/** The day of a charge and of the books. */
+const BOOK_TZ = 'America/Mexico_City';
+
+export interface ImportParams {
+  bank: string;
+  periodStart: string;
+  periodEnd: string;
+  toleranceDays: number;
+  mapping: Mapping;
+  hasHeader: boolean;
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+function isDay(s: string | undefined): boolean {
+  const m = s === undefined ? null : DATE.exec(s);
+  if (!m) return false;
+  const d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3]));
+  return d.getUTCFullYear() === +m[1] && d.getUTCMonth() === +m[2] - 1 && d.getUTCDate() === +m[3];
+}
+const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
+
+function columnIndex(name: string, v: string | undefined): number | undefined {
+  if (!present(v)) return undefined;
+  if (!/^\d{1,4}$/.test(v.trim())) throw new ApiError('bank_statement.invalid_mapping', `\`${name}\` must be a 0-based column number (a non-negative integer); got ${JSON.stringify(v.slice(0, 40))}.`);
+  return Number(v.trim());
+}
+
+/**
+ * The import's fields (multipart form fields over the query), checked in the order of the spec's
+ * codes: bank, period, tolerance, preset, mapping.
+ */
+export function importParams(f: Record<string, string | undefined>): ImportParams {
+  const bank = (f.bank ?? '').trim();
+  if (!bank) throw new ApiError('bank_statement.bank_required', '`bank` is required: the name of the bank or account the statement comes from (e.g. "BBVA 0123").');
+  if (bank.length > 100) throw new ApiError('bank_statement.bank_required', '`bank` is at most 100 characters.');
+  const ps = f.period_start?.trim();
+  const pe = f.period_end?.trim();
+  if (!present(ps)) throw new ApiError('bank_statement.invalid_period', '`period_start` is required (yyyy-MM-dd).');
+  if (!present(pe)) throw new ApiError('bank_statement.invalid_period', '`period_end` is required (yyyy-MM-dd).');
+  if (!isDay(ps)) throw new ApiError('bank_statement.invalid_period', `\`period_start\` must be a date yyyy-MM-dd; got ${JSON.stringify(ps.slice(0, 40))}.`);
+  if (!isDay(pe)) throw new ApiError('bank_statement.invalid_period', `\`period_end\` must be a date yyyy-MM-dd; got ${JSON.stringify(pe.slice(0, 40))}.`);
+  if (pe < ps) throw new ApiError('bank_statement.invalid_period', `The period is inverted: \`period_end\` (${pe}) is before \`period_start\` (${ps}).`);
+  let toleranceDays = DEFAULT_TOLERANCE_DAYS;
+  if (present(f.tolerance_days)) {
+    const t = f.tolerance_days.trim();
+    if (!/^-?\d{1,6}$/.test(t) || Number(t) < 0 || Number(t) > 366) {
+      throw new ApiError('bank_statement.invalid_tolerance', `\`tolerance_days\` must be an integer from 0 to 366 (days between a line's value date and its charge); got ${JSON.stringify(t.slice(0, 40))}.`);
+    }
+    toleranceDays = Number(t);
+  }
+  let hasHeader = true;
+  let mapping: Mapping;
+  const reference = columnIndex('reference_column', f.reference_column);
+  if (present(f.preset)) {
+    const preset = f.preset.trim().toLowerCase();
+    if (!(PRESETS as readonly string[]).includes(preset)) throw new ApiError('bank_statement.unknown_preset', `\`preset\` must be one of ${PRESETS.join(', ')}; got ${JSON.stringify(f.preset.slice(0, 40))}.`);
+    mapping = { kind: 'preset', preset: preset as Preset, ...(reference !== undefined ? { reference } : {}) };
+  } else {
+    const names = ['date_column', 'description_column', 'credit_column', 'debit_column'] as const;
+    const missing = names.filter((n) => !present(f[n]));
+    if (missing.length) throw new ApiError('bank_statement.mapping_required', `Without \`preset\`, the columns are required: ${missing.map((n) => `\`${n}\``).join(', ')} missing (0-based column numbers).`);
+    const [date, description, credit, debit] = names.map((n) => columnIndex(n, f[n])!);
+    mapping = { kind: 'columns', date, description, credit, debit, ...(reference !== undefined ? { reference } : {}) };
+    const used = [date, description, credit, debit, ...(reference !== undefined ? [reference] : [])];
+    if (new Set(used).size !== used.length) throw new ApiError('bank_statement.invalid_mapping', `Two columns have the same number (${used.join(', ')}): date, description, credit, debit and reference must be different columns.`);
+  }
+  if (present(f.has_header)) {
+    const h = f.has_header.trim().toLowerCase();
+    if (h !== 'true' && h !== 'false') throw new ApiError('bank_statement.invalid_mapping', `\`has_header\` must be true or false; got ${JSON.stringify(f.has_header.slice(0, 40))}.`);
+    hasHeader = h === 'true';
+  }
+  return { bank, periodStart: ps, periodEnd: pe, toleranceDays, mapping, hasHeader };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views
+
+type Row = Record<string, unknown>;
+const day = (v: unknown) => (v instanceof Date ? v.toISOString().slice(0, 10) : String(v));
+
+export function statementView(r: Row, alreadyImported = false) {
+  return {
+    id: r.id as string,
+    object: 'bank_statement' as const,
+    bank: r.bank as string,
+    period_start: day(r.period_start),
+    period_end: day(r.period_end),
+    filename: (r.filename as string | null) ?? null,
+    tolerance_days: Number(r.tolerance_days),
+    preset: (r.preset as string | null) ?? null,
+    lines_total: Number(r.lines_total),
+    matched: Number(r.matched ?? 0),
+    partial: Number(r.partial ?? 0),
+    unmatched: Number(r.unmatched ?? 0),
+    exceptions: Number(r.partial ?? 0) + Number(r.charges_without_line ?? 0),
+    charges_without_line: Number(r.charges_without_line ?? 0),
+    debit_rows: Number(r.debit_rows),
+    file_sha256: r.file_sha256 as string,
+    already_imported: alreadyImported,
+    livemode: r.livemode as boolean,
+    created_at: (r.created_at as Date).toISOString(),
+  };
+}
+
+export function lineView(r: Row) {
+  return {
+    id: Number(r.id),
+    object: 'bank_statement_line' as const,
+    statement_id: r.statement_id as string,
+    row_number: Number(r.row_number),
+    value_date: day(r.value_date),
+    description: r.description as string,
+    reference: (r.reference as string | null) ?? null,
+    credit_minor: Number(r.credit_minor),
+    currency: r.currency as string,
+    match_status: r.match_status as MatchStatus,
+    payment_intent_id: (r.payment_intent_id as string | null) ?? null,
+    attempt_id: (r.attempt_id as string | null) ?? null,
+    matched_by: (r.matched_by as string | null) ?? null,
+    matched_at: r.matched_at ? (r.matched_at as Date).toISOString() : null,
+  };
+}
+
+/**
+ * The succeeded SPEI charges of a tenant whose day (America/Mexico_City, the tenant's clock) is in
+ * [start, end] (cash_facts: one row per captured charge; the range on occurred_at uses its index).
+ * `tenant`, `livemode`, `start`, `end` are SQL fragments (columns of the outer query or values).
+ */
+const speiChargesOfPeriod = (sql: Sql, tenant: ReturnType<Sql>, livemode: ReturnType<Sql>, start: ReturnType<Sql>, end: ReturnType<Sql>) => sql`
+  select cf.attempt_id, cf.payment_intent_id, cf.amount_minor + cf.tip_minor as total_minor, cf.currency,
+         cf.occurred_at, cf.entry_id, cf.tenant_id, cf.livemode
+    from cash_facts cf
+   where cf.tenant_id = ${tenant} and cf.livemode = ${livemode} and cf.currency = 'MXN'
+     and cf.occurred_at >= (${start}::date::timestamp at time zone ${BOOK_TZ}) and cf.occurred_at < ((${end}::date + 1)::timestamp at time zone ${BOOK_TZ})
+     and cf.kind = 'charge' and cf.method = 'spei'`;
+
+/** Counts of a statement (computed: late evidence changes them) and its charges of the period that no line matched. */
+function statementSelect(sql: Sql, where: ReturnType<Sql>) {
+  return sql`
+    select s.*,
+           c.matched, c.partial, c.unmatched,
+           (select count(*) from (${speiChargesOfPeriod(sql, sql`s.tenant_id`, sql`s.livemode`, sql`s.period_start`, sql`s.period_end`)}) ch
+             where not exists (select 1 from bank_statement_lines m where m.attempt_id = ch.attempt_id and m.match_status = 'matched')) as charges_without_line
+      from bank_statements s
+      cross join lateral (
+        select count(*) filter (where l.match_status = 'matched') as matched,
+               count(*) filter (where l.match_status = 'partial') as partial,
+               count(*) filter (where l.match_status = 'unmatched') as unmatched
+          from bank_statement_lines l where l.statement_id = s.id) c
+     where ${where}`;
+}
+
+type Scope = Pick<Principal, 'tenantId' | 'livemode'>;
+
+async function readStatement(db: Sql, p: Scope, id: string, alreadyImported = false) {
+  const [r] = await statementSelect(db, db`s.id = ${id} and s.tenant_id = ${p.tenantId} and s.livemode = ${p.livemode}`);
+  if (!r) throw new ApiError('bank_statement.not_found');
+  return statementView(r, alreadyImported);
+}
+
+export async function getStatement(deps: { sql: Sql }, p: Scope, id: string) {
+  return readStatement(deps.sql, p, id);
+}
+
+/** Simple list (service-spec Limits: whole set, optional limit), newest first. */
+export async function listStatements(deps: { sql: Sql }, p: Scope, q: { limit?: number }) {
+  const limit = Math.min(Math.max(q.limit ?? 100, 1), 500);
+  const rows = await statementSelect(deps.sql, deps.sql`s.tenant_id = ${p.tenantId} and s.livemode = ${p.livemode} order by s.created_at desc, s.id limit ${limit}`);
+  return { object: 'list' as const, data: rows.map((r) => statementView(r)) };
+}
+
+// Cursors: the last line id of the page, opaque (base64url of `l<id>`). Lines are read in id order.
+const encodeCursor = (id: number) => Buffer.from(`l${id}`).toString('base64url');
+function decodeCursor(c: string): number {
+  const s = /^[A-Za-z0-9_-]{1,40}$/.test(c) ? Buffer.from(c, 'base64url').toString() : '';
+  const m = /^l(\d{1,15})$/.exec(s);
+  if (!m) throw new ApiError('bank_statement.invalid_cursor');
+  return Number(m[1]);
+}
+
+export interface LinesQuery {
+  match_status?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+function pageArgs(q: LinesQuery) {
+  if (q.match_status !== undefined && !(MATCH_STATUSES as readonly string[]).includes(q.match_status)) {
+    throw new ApiError('bank_statement.invalid_match_status', `\`match_status\` must be one of ${MATCH_STATUSES.join(', ')}; got ${JSON.stringify(String(q.match_status).slice(0, 40))}.`);
+  }
+  return { after: q.cursor ? decodeCursor(q.cursor) : 0, limit: Math.min(Math.max(q.limit ?? 100, 1), 500), status: q.match_status as MatchStatus | undefined };
+}
+
+async function ownStatement(sql: Sql, p: Scope, id: string) {
+  const [s] = await sql`select id from bank_statements where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+  if (!s) throw new ApiError('bank_statement.not_found');
+}
+
+/** Lines of one statement in file order, optionally by match status; cursor pagination. */
+export async function listLines(deps: { sql: Sql }, p: Scope, id: string, q: LinesQuery) {
+  const { after, limit, status } = pageArgs(q);
+  await ownStatement(deps.sql, p, id);
+  const sql = deps.sql;
+  const rows = await sql`
+    select * from bank_statement_lines
+     where statement_id = ${id} and id > ${after} ${status ? sql`and match_status = ${status}` : sql``}
+     order by id limit ${limit + 1}`;
+  const more = rows.length > limit;
+  const page = rows.slice(0, limit);
+  return { object: 'list' as const, data: page.map(lineView), has_more: more, ...(more ? { next_cursor: encodeCursor(Number(page[page.length - 1].id)) } : {}) };
+}
+
+/**
+ * The three-way view of a statement: each line with its charge, the charge's ledger entries (the
+ * capture and the bank deposit the match posted) and its CFDI when there is one; and the SPEI
+ * charges of the period that no line matched. Lines are paged like the lines listing.
+ */
+export async function reconciliation(deps: { sql: Sql }, p: Scope, id: string, q: LinesQuery) {
+  const { after, limit, status } = pageArgs(q);
+  const sql = deps.sql;
+  const statement = await readStatement(sql, p, id);
+  const rows = await sql`
+    select l.*, pi.receipt_code, pi.amount_minor + pi.tip_minor as charge_total_minor, pi.status as intent_status, a.provider_ref, a.connector_key,
+           cf.occurred_at as charge_succeeded_at, cf.entry_id as capture_entry_id,
+           l.deposit_entry_id, inv.id as invoice_id, inv.uuid_fiscal, inv.status as invoice_status
+      from bank_statement_lines l
+      left join payment_intents pi on pi.id = l.payment_intent_id
+      left join attempts a on a.id = l.attempt_id
+      left join cash_facts cf on cf.kind = 'charge' and cf.source_id = l.attempt_id
+      left join lateral (select i.id, i.uuid_fiscal, i.status from invoices i
+                          where i.payment_intent_id = l.payment_intent_id and i.tenant_id = l.tenant_id and i.livemode = l.livemode
+                          order by (i.status = 'stamped') desc, i.created_at desc limit 1) inv on true
+     where l.statement_id = ${id} and l.id > ${after} ${status ? sql`and l.match_status = ${status}` : sql``}
+     order by l.id limit ${limit + 1}`;
+  const more = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const charges = await sql`
+    select ch.*, pi.receipt_code, a.provider_ref, inv.uuid_fiscal
+      from (${speiChargesOfPeriod(sql, sql`${p.tenantId}::uuid`, sql`${p.livemode}::boolean`, sql`${statement.period_start}`, sql`${statement.period_end}`)}) ch
+      join payment_intents pi on pi.id = ch.payment_intent_id
+      join attempts a on a.id = ch.attempt_id
+      left join lateral (select i.uuid_fiscal from invoices i where i.payment_intent_id = ch.payment_intent_id and i.tenant_id = ch.tenant_id and i.livemode = ch.livemode and i.status = 'stamped' limit 1) inv on true
+     where not exists (select 1 from bank_statement_lines m where m.attempt_id = ch.attempt_id and m.match_status = 'matched')
+     order by ch.occurred_at, ch.attempt_id limit 1000`;
+  return {
+    object: 'bank_reconciliation' as const,
+    statement,
+    lines: {
+      object: 'list' as const,
+      data: page.map((r) => ({
+        line: lineView(r),
+        charge: r.payment_intent_id
+          ? {
+              payment_intent_id: r.payment_intent_id as string,
+              attempt_id: r.attempt_id as string,
+              status: r.intent_status as string,
+              amount_minor: Number(r.charge_total_minor),
+              receipt_code: r.receipt_code as string,
+              provider_ref: (r.provider_ref as string | null) ?? null,
+              connector_key: r.connector_key as string,
+              succeeded_at: r.charge_succeeded_at ? (r.charge_succeeded_at as Date).toISOString() : null,
+            }
+          : null,
+        ledger: r.payment_intent_id ? { capture_entry_id: (r.capture_entry_id as string | null) ?? null, bank_deposit_entry_id: (r.deposit_entry_id as string | null) ?? null } : null,
+        invoice: r.invoice_id ? { id: r.invoice_id as string, uuid_fiscal: (r.uuid_fiscal as string | null) ?? null, status: r.invoice_status as string } : null,
+      })),
+      has_more: more,
+      ...(more ? { next_cursor: encodeCursor(Number(page[page.length - 1].id)) } : {}),
+    },
+    charges_without_line: charges.map((c) => ({
+      payment_intent_id: c.payment_intent_id as string,
+      attempt_id: c.attempt_id as string,
+      amount_minor: Number(c.total_minor),
+      currency: c.currency as string,
+      receipt_code: c.receipt_code as string,
+      provider_ref: (c.provider_ref as string | null) ?? null,
+      succeeded_at: (c.occurred_at as Date).toISOString(),
+      capture_entry_id: c.entry_id as string,
+      uuid_fiscal: (c.uuid_fiscal as string | null) ?? null,
+    })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Import and matching
+
+export interface ImportInput {
+  bytes: Buffer;
+  filename?: string;
+  fields: Record<string, string | undefined>;
+}
+
+/** The bank's ledger account: `bank:` and the statement's bank name, lower case, spaces as `_`. */
+export const bankAccount = (bank: string) => `bank:${bank.trim().toLowerCase().replace(/\s+/g, '_').slice(0, 80)}`;
+
+const isUniqueViolation = (e: unknown, constraint: string) => (e as { code?: string; constraint_name?: string })?.code === '23505' && (e as { constraint_name?: string }).constraint_name === constraint;
+
+/**
+ * Matches a statement's open lines (unmatched, and partial ones that may now match exactly) to the
+ * tenant's succeeded SPEI charges, then posts the bank deposit entry of every matched line that has
+ * none. Runs inside the caller's transaction, under the book's reconciliation lock.
+ */
+async function matchStatement(tx: Db, statementId: string, toleranceDays: number, bank: string, by: 'import' | 'rematch') {
+  // One statement: candidates → exact matches (one line per charge, one charge per line) and
+  // partial ones → the lines updated → for each newly matched line its deposit entry (id kept on
+  // the line) and the entry's two lines: bank account debited, the rail's clearing account (what
+  // the connector owes) credited. Set-based, so that no step looks rows up one by one: the
+  // planner's estimates for lines inserted in this transaction are stale (bench/reconciliation).
+  await tx`
+    with open_lines as (
+      select l.id, l.tenant_id, l.livemode, l.reference, l.credit_minor, l.value_date
+        from bank_statement_lines l
+       where l.statement_id = ${statementId} and l.match_status <> 'matched' and l.reference is not null),
+    cand as (
+      select ol.id as line_id, ol.credit_minor, ol.value_date, a.id as attempt_id, a.payment_intent_id, a.connector_key,
+             cf.amount_minor + cf.tip_minor as total_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date as charge_date
+        from open_lines ol
+        join attempts a on a.provider_ref = ol.reference and a.tenant_id = ol.tenant_id and a.livemode = ol.livemode and a.method = 'spei'
+        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id
+      union
+      select ol.id, ol.credit_minor, ol.value_date, a.id, a.payment_intent_id, a.connector_key,
+             cf.amount_minor + cf.tip_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date
+        from open_lines ol
+        join payment_intents pi on pi.tenant_id = ol.tenant_id and pi.receipt_code = ol.reference and pi.livemode = ol.livemode
+        join attempts a on a.payment_intent_id = pi.id and a.method = 'spei'
+        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id),
+    exact as (
+      select c.* from cand c
+       where c.total_minor = c.credit_minor and abs(c.value_date - c.charge_date) <= ${toleranceDays}
+         and not exists (select 1 from bank_statement_lines m where m.attempt_id = c.attempt_id and m.match_status = 'matched')),
+    -- one line per charge (the first in the file), then one charge per line
+    per_charge as (select distinct on (attempt_id) * from exact order by attempt_id, line_id),
+    per_line as (select distinct on (line_id) * from per_charge order by line_id, attempt_id),
+    part as (
+      select distinct on (c.line_id) c.line_id, c.attempt_id, c.payment_intent_id, c.connector_key from cand c
+       where c.total_minor <> c.credit_minor and not exists (select 1 from per_line pl where pl.line_id = c.line_id)
+       order by c.line_id, c.attempt_id),
+    upd as (
+      select line_id, attempt_id, payment_intent_id, connector_key, 'matched' as st from per_line
+      union all
+      select line_id, attempt_id, payment_intent_id, connector_key, 'partial' from part),
+    u as (
+      update bank_statement_lines l
+         set match_status = upd.st, attempt_id = upd.attempt_id, payment_intent_id = upd.payment_intent_id, matched_at = now(), matched_by = ${by},
+             deposit_entry_id = case when upd.st = 'matched' then gen_random_uuid() end
+        from upd
+       where l.id = upd.line_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)
+      returning l.id, l.deposit_entry_id, l.tenant_id, l.livemode, l.payment_intent_id, l.credit_minor, l.currency, upd.connector_key),
+    e as (
+      insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id, memo)
+      select u.deposit_entry_id, u.tenant_id, u.livemode, 'bank.deposit', 'payment_intent', u.payment_intent_id, 'bank statement line ' || u.id
+        from u where u.deposit_entry_id is not null)
+    insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor)
+    select u.deposit_entry_id, u.tenant_id, u.livemode, x.account, u.currency, x.amount
+      from u cross join lateral (values (${bankAccount(bank)}::text, u.credit_minor), ('connector_receivable:' || u.connector_key, -u.credit_minor)) x(account, amount)
+     where u.deposit_entry_id is not null`;
+}
+
+/**
+ * The book's locks in the order a charge's transaction takes them: the ledger's (shared, as every
+ * posting does; migration 0050) then reconciliation's (exclusive here). The same order everywhere
+ * means a period close waiting between them cannot make a cycle.
+ */
+const lockBook = (tx: Db, p: Scope) =>
+  tx`select pg_advisory_xact_lock_shared(orq_book_lock_key(${p.tenantId}, ${p.livemode})), pg_advisory_xact_lock(orq_bank_recon_lock_key(${p.tenantId}, ${p.livemode}))`;
+
+/** POST /v1/bank_statements: 201 with the new statement, or 200 with the stored one (`already_imported`). */
+export async function importStatement(deps: { sql: Sql }, p: Scope, input: ImportInput): Promise<{ status: number; body: ReturnType<typeof statementView> }> {
+  const params = importParams(input.fields);
+  if (input.bytes.length > MAX_STATEMENT_BYTES) {
+    throw new ApiError('bank_statement.too_large', `The statement file is ${input.bytes.length} bytes; the limit is ${MAX_STATEMENT_BYTES} (5 MiB). Split the period into smaller statements.`);
+  }
+  const sha = createHash('sha256').update(input.bytes).digest('hex');
+  const sql = deps.sql;
+  const existing = async () => {
+    const [r] = await sql`select id from bank_statements where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and file_sha256 = ${sha}`;
+    return r ? { status: 200, body: await readStatement(sql, p, r.id as string, true) } : undefined;
+  };
+  const before = await existing();
+  if (before) return before;
+  let parsed: ParsedStatement;
+  try {
+    parsed = parseStatement(input.bytes, params.mapping, params.hasHeader);
+  } catch (e) {
+    if (e instanceof StatementParseError) throw new ApiError('bank_statement.parse_error', e.message);
+    throw e;
+  }
+  const credits = parsed.lines.filter((l) => l.creditMinor > 0);
+  const id = randomUUID();
+  const mappingDoc = {
+    ...(params.mapping.kind === 'preset' ? { preset: params.mapping.preset, reference_column: params.mapping.reference ?? null } : { columns: params.mapping }),
+    has_header: params.hasHeader,
+    header_row: parsed.headerRow,
+    delimiter: parsed.delimiter,
+    encoding: parsed.encoding,
+  };
+  try {
+    await sql.begin(async (tx) => {
+      await lockBook(tx, p);
+      await tx`
+        insert into bank_statements (id, tenant_id, livemode, bank, period_start, period_end, tolerance_days, preset, mapping, filename, file_sha256, file_bytes, lines_total, debit_rows)
+        values (${id}, ${p.tenantId}, ${p.livemode}, ${params.bank}, ${params.periodStart}, ${params.periodEnd}, ${params.toleranceDays},
+                ${params.mapping.kind === 'preset' ? params.mapping.preset : null}, ${sql.json(mappingDoc as never)}, ${input.filename ?? null}, ${sha}, ${input.bytes.length},
+                ${credits.length}, ${parsed.lines.length - credits.length})`;
+      // Bulk insert in slices (one statement per 10,000 lines: five arrays as parameters).
+      for (let i = 0; i < credits.length; i += 10_000) {
+        const part = credits.slice(i, i + 10_000);
+        await tx`
+          insert into bank_statement_lines (statement_id, tenant_id, livemode, row_number, value_date, description, reference, credit_minor)
+          select ${id}, ${p.tenantId}, ${p.livemode}, r, d, t, ref, c
+            from unnest(${part.map((l) => l.row)}::int[], ${part.map((l) => l.valueDate)}::date[], ${part.map((l) => l.description)}::text[],
+                        ${part.map((l) => l.reference)}::text[], ${part.map((l) => String(l.creditMinor))}::bigint[]) as x(r, d, t, ref, c)
+           order by r`;
+      }
+      await matchStatement(tx, id, params.toleranceDays, params.bank, 'import');
+    });
+  } catch (e) {
+    // The same file imported concurrently: the other import won; answer its statement.
+    if (isUniqueViolation(e, 'bank_statements_tenant_id_livemode_file_sha256_key')) {
+      const won = await existing();
+      if (won) return won;
+    }
+    throw e;
+  }
+  return { status: 201, body: await readStatement(sql, p, id) };
+}
+
+/** POST /v1/bank_statements/{id}/rematch: the import's matching again, over the statement's open lines. */
+export async function rematchStatement(deps: { sql: Sql }, p: Scope, id: string) {
+  const sql = deps.sql;
+  const [s] = await sql`select * from bank_statements where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+  if (!s) throw new ApiError('bank_statement.not_found');
+  await sql.begin(async (tx) => {
+    await lockBook(tx, p);
+    await matchStatement(tx, id, Number(s.tolerance_days), s.bank as string, 'rematch');
+  });
+  return readStatement(sql, p, id);
+}
+
+const bookDay = (d: Date) => new Intl.DateTimeFormat('en-CA', { timeZone: BOOK_TZ, year: 'numeric', month: '2-digit', day: '2-digit' }).format(d);
+const daysBetween = (a: string, b: string) => Math.abs(Date.parse(`${a}T00:00:00Z`) - Date.parse(`${b}T00:00:00Z`)) / 86_400_000;
+
+/**
+ * Late evidence: a SPEI charge succeeded; its open lines (imported before it succeeded) are matched
+ * now, in the charge's transaction, with the same rule as the import. It holds the book's lock
+ * shared (charges succeeding together do not wait for each other; an import or rematch holds it
+ * exclusively, so one of the two always sees the other's commit) and locks the lines it reads.
+ * Never fails the charge's step: every condition that could violate a constraint is checked first.
+ */
+export const bankStatementsCapability: Capability = {
+  name: 'bank_statements',
+  reactions: [
+    {
+      on: 'payment_intent.succeeded',
+      run: async (e, { tx, sql, now }) => {
+        const [a] = await tx`
+          select a.id, a.provider_ref, a.connector_key, pi.receipt_code, pi.amount_minor + pi.tip_minor as total_minor,
+                 pg_advisory_xact_lock_shared(orq_bank_recon_lock_key(a.tenant_id, a.livemode)) as locked
+            from attempts a join payment_intents pi on pi.id = a.payment_intent_id
+           where a.payment_intent_id = ${e.entityId} and a.tenant_id = ${e.tenantId} and a.livemode = ${e.livemode}
+             and a.method = 'spei' and a.status in ('captured', 'settled')
+           order by a.created_at desc limit 1`;
+        if (!a) return;
+        const refs = [a.provider_ref as string | null, a.receipt_code as string].filter((x): x is string => !!x);
+        const lines = await tx`
+          select l.id, l.credit_minor, l.value_date::text as value_date, l.match_status, l.currency, s.tolerance_days, s.bank,
+                 exists (select 1 from bank_statement_lines m where m.attempt_id = ${a.id as string} and m.match_status = 'matched') as charge_taken
+            from bank_statement_lines l join bank_statements s on s.id = l.statement_id
+           where l.tenant_id = ${e.tenantId} and l.livemode = ${e.livemode} and l.match_status <> 'matched' and l.reference in ${sql(refs)}
+           order by l.id
+             for update of l`;
+        if (!lines.length || lines[0].charge_taken) return;
+        const chargeDay = bookDay(now);
+        const total = Number(a.total_minor);
+        const exact = lines.find((l) => Number(l.credit_minor) === total && daysBetween(l.value_date as string, chargeDay) <= Number(l.tolerance_days));
+        if (exact) {
+          const entryId = await postEntry(tx, {
+            tenantId: e.tenantId,
+            livemode: e.livemode,
+            kind: 'bank.deposit',
+            refType: 'payment_intent',
+            refId: e.entityId,
+            memo: `bank statement line ${String(exact.id)}`,
+            lines: [
+              { account: bankAccount(exact.bank as string), currency: exact.currency as string, amountMinor: total },
+              { account: `connector_receivable:${String(a.connector_key)}`, currency: exact.currency as string, amountMinor: -total },
+            ],
+          });
+          tx`
+            update bank_statement_lines set match_status = 'matched', attempt_id = ${a.id as string}, payment_intent_id = ${e.entityId}, matched_at = now(),
+                   matched_by = 'charge_succeeded', deposit_entry_id = ${entryId}
+             where id = ${exact.id as number}`;
+          return;
+        }
+        const partial = lines.find((l) => l.match_status === 'unmatched' && Number(l.credit_minor) !== total);
+        if (partial) {
+          tx`
+            update bank_statement_lines set match_status = 'partial', attempt_id = ${a.id as string}, payment_intent_id = ${e.entityId}, matched_at = now(), matched_by = 'charge_succeeded'
+             where id = ${partial.id as number}`;
+        }
+      },
+    },
+  ],
+};
