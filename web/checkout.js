@@ -16,6 +16,34 @@
     tok_sim_insufficient: 'Fondos insuficientes (tok_sim_insufficient)', tok_sim_fraud: 'Sospecha de fraude (tok_sim_fraud)',
     tok_sim_issuer_down: 'Emisor no disponible (tok_sim_issuer_down)', tok_sim_slow: 'Aprobada, lenta (tok_sim_slow)'
   };
+  // Why a payment was declined, in the shopper's words (checkout-config last_payment_error.code).
+  var DECLINE_REASON = {
+    insufficient_funds: 'Tu tarjeta no tiene fondos suficientes.',
+    suspected_fraud: 'Tu banco detuvo el pago por seguridad. Llama a tu banco o paga con otro medio.',
+    authentication_failed: 'No se completó la verificación de tu banco (3-D Secure).',
+    issuer_unavailable: 'Tu banco no respondió. Intenta de nuevo en unos minutos o paga con otro medio.',
+    provider_error: 'El procesador de pagos tuvo un problema. Intenta de nuevo.',
+    invalid_credentials: 'Este comercio no puede cobrar con tarjeta en este momento.',
+    invalid_payment_method: 'Tu banco no reconoce esta tarjeta guardada.',
+    method_unavailable: 'Este medio de pago no está disponible por ahora.'
+  };
+  // The API's error codes, in Spanish: the page never shows the API's English messages.
+  var API_ERROR = {
+    'payment_intent.not_found': 'Este pago no existe o el enlace no es válido.',
+    'payment_intent.not_confirmable': 'Este pago ya no se puede completar. Recarga la página.',
+    'payment_intent.no_route': 'Este medio de pago no está disponible. Elige otro.',
+    'payment_intent.blocked_by_risk': 'No pudimos procesar este pago. Intenta con otro medio de pago.',
+    'payment_intent.concurrent_modification': 'El pago se estaba actualizando. Intenta de nuevo.',
+    'payment_intent.invalid_tip': 'La propina no es válida.',
+    'rate_limit_exceeded': 'Demasiados intentos. Espera un minuto y vuelve a intentar.'
+  };
+  // A reload of /pay/{slug} that made a new intent (data-replaced: the previous one's status).
+  var REPLACED = {
+    failed: 'Tu pago anterior fue rechazado y no se hizo ningún cargo. Este es un intento de pago nuevo.',
+    expired: 'La referencia de pago anterior venció sin pago. Esta es una nueva: no pagues con la anterior.',
+    canceled: 'El pago anterior se canceló. Este es un intento de pago nuevo.'
+  };
+  var NEW_ON_RELOAD = 'Al recargar la página se creó un pago nuevo. Si ya pagaste con las instrucciones anteriores, no vuelvas a pagar.';
 
   function el(tag, attrs, children) {
     var e = document.createElement(tag);
@@ -33,12 +61,41 @@
     catch (_) { return (minor / 100).toFixed(2) + ' ' + currency; }
   }
 
+  function when(iso) {
+    try { return new Intl.DateTimeFormat('es-MX', { dateStyle: 'long', timeStyle: 'short' }).format(new Date(iso)); }
+    catch (_) { return new Date(iso).toLocaleString('es-MX'); }
+  }
+
+  function apiError(e) { return API_ERROR[e.code] || 'No se pudo completar el pago. Intenta de nuevo.'; }
+
+  function initials(name) {
+    return String(name || '').split(/\s+/).filter(function (w) { return /^[A-Za-zÀ-ÿ0-9]/.test(w); }).slice(0, 2)
+      .map(function (w) { return w.charAt(0).toUpperCase(); }).join('') || '·';
+  }
+
+  function copy(text, button) {
+    function done(ok) { button.textContent = ok ? 'Copiada' : 'Cópiala a mano'; button.setAttribute('data-copied', ok ? 'true' : 'false'); }
+    function fallback() {
+      var t = el('textarea', { readonly: 'readonly', class: 'orq-offscreen' });
+      t.value = text;
+      document.body.appendChild(t);
+      t.select();
+      var ok = false;
+      try { ok = document.execCommand('copy'); } catch (_) { ok = false; }
+      document.body.removeChild(t);
+      done(ok);
+    }
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(function () { done(true); }, fallback);
+    else fallback();
+  }
+
   function mount(root, opts) {
     opts = opts || {};
     var id = opts.intentId || root.getAttribute('data-payment-intent');
     var secret = opts.clientSecret || root.getAttribute('data-client-secret');
     var base = (opts.baseUrl || root.getAttribute('data-base-url') || '').replace(/\/+$/, '');
-    var state = { method: 'card', tip: 0, config: null, polling: null };
+    var state = { method: 'card', tip: 0, config: null, polling: null, shown: null, notice: null };
+    var link = root.getAttribute('data-link');
 
     function api(method, path, body) {
       var headers = { 'Accept': 'application/json' };
@@ -55,12 +112,30 @@
 
     function show(node) { root.innerHTML = ''; root.appendChild(node); }
 
-    function header(cfg) {
+    function card(children) {
+      return el('div', { class: 'orq-card' }, [state.notice ? el('div', { class: 'orq-notice', role: 'status', 'data-testid': 'notice', text: state.notice }) : null]
+        .concat(children, [footer(state.config)]));
+    }
+
+    function header(cfg, amountMinor) {
+      var logo = cfg.logo_url
+        ? el('img', { class: 'orq-logo', 'data-testid': 'logo', alt: cfg.merchant_display_name, src: cfg.logo_url })
+        : el('span', { class: 'orq-logo orq-initials', 'data-testid': 'logo', 'aria-hidden': 'true', text: initials(cfg.merchant_display_name) });
       return el('div', { class: 'orq-head' }, [
-        el('div', { class: 'orq-merchant', text: cfg.merchant_display_name }),
+        el('div', { class: 'orq-brand' }, [logo, el('div', { class: 'orq-merchant', 'data-testid': 'merchant', text: cfg.merchant_display_name })]),
         cfg.concepto ? el('div', { class: 'orq-concept', text: cfg.concepto }) : null,
-        el('div', { class: 'orq-amount', 'data-testid': 'amount', text: money(cfg.amount_minor + state.tip, cfg.currency) }),
+        el('div', { class: 'orq-amount', 'data-testid': 'amount', text: money(amountMinor === undefined ? cfg.amount_minor + state.tip : amountMinor, cfg.currency) }),
         cfg.test_mode ? el('div', { class: 'orq-badge', text: 'Modo de prueba' }) : null
+      ]);
+    }
+
+    function footer(cfg) {
+      var links = [];
+      if (cfg && cfg.privacy_url) links.push(el('a', { href: cfg.privacy_url, target: '_blank', rel: 'noopener', 'data-testid': 'privacy', text: 'Aviso de privacidad' }));
+      if (cfg && cfg.terms_url) links.push(el('a', { href: cfg.terms_url, target: '_blank', rel: 'noopener', 'data-testid': 'terms', text: 'Términos y condiciones' }));
+      return el('div', { class: 'orq-foot' }, [
+        el('div', { 'data-testid': 'processed-by', text: 'Pago seguro procesado por Orquesta' }),
+        links.length ? el('div', { class: 'orq-links' }, links) : null
       ]);
     }
 
@@ -102,28 +177,56 @@
           var tokenEl = root.querySelector('#orq-token');
           var token = state.method === 'card' ? (tokenEl && tokenEl.value) : state.method;
           if (!token) { error.textContent = 'Falta la tarjeta.'; pay.disabled = false; return; }
+          state.notice = null;
           api('POST', '/public/payment_intents/' + id + '/confirm', { client_secret: secret, payment_token: token, payment_method: state.method, tip_minor: state.tip })
-            .then(function (pi) { renderStatus(pi); poll(); })
-            .catch(function (e) { error.textContent = e.message; pay.disabled = false; });
+            .then(function (pi) { state.shown = null; renderStatus(pi); poll(); })
+            .catch(function (e) { error.textContent = apiError(e); pay.disabled = false; });
         }
       });
-      show(el('div', { class: 'orq-card' }, [header(cfg), tipRow, tabs, fields, error, pay]));
+      state.shown = 'form';
+      show(card([header(cfg), tipRow, tabs, fields, error, pay]));
     }
 
-    function instructions(na) {
+    function row(label, value, attrs, extra) {
+      var dd = el('dd', attrs || {}, extra || []);
+      if (value !== undefined && value !== null) dd.insertBefore(document.createTextNode(value), dd.firstChild);
+      return [el('dt', { text: label }), dd];
+    }
+
+    function instructions(na, pi) {
       if (!na) return null;
-      if (na.type === 'bank_transfer') return el('dl', { class: 'orq-instr' }, [
-        el('dt', { text: 'CLABE' }), el('dd', { 'data-testid': 'clabe', class: 'orq-mono', text: na.clabe }),
-        el('dt', { text: 'Beneficiario' }), el('dd', { 'data-testid': 'beneficiary', text: na.beneficiary }),
-        el('dt', { text: 'Vence' }), el('dd', { 'data-testid': 'expires', text: new Date(na.expires_at).toLocaleString('es-MX') })
-      ]);
+      var cfg = state.config;
+      var total = money(pi.total_minor, pi.currency);
+      if (na.type === 'bank_transfer') {
+        var copyBtn = el('button', { type: 'button', class: 'orq-copy', 'data-testid': 'copy-clabe', 'aria-label': 'Copiar CLABE', text: 'Copiar', onclick: function () { copy(na.clabe, copyBtn); } });
+        return el('div', { class: 'orq-instr', 'data-testid': 'spei' }, [
+          el('p', { class: 'orq-hint', text: 'Transfiere por SPEI desde la app de tu banco el monto exacto. Tu pago se confirma en cuanto llega; esta página se actualiza sola.' }),
+          el('dl', {}, [].concat(
+            row('Banco', cfg.spei_bank || 'STP', { 'data-testid': 'bank' }),
+            row('Beneficiario', na.beneficiary, { 'data-testid': 'beneficiary' }),
+            row('Monto', total, { 'data-testid': 'spei-amount' }),
+            row('CLABE', null, { class: 'orq-clabe' }, [el('span', { 'data-testid': 'clabe', class: 'orq-mono', text: na.clabe }), copyBtn]),
+            row('Referencia (escríbela en el concepto)', cfg.receipt_code, { 'data-testid': 'spei-reference', class: 'orq-mono' }),
+            row('Vence', when(na.expires_at), { 'data-testid': 'expires' })
+          ))
+        ]);
+      }
       if (na.type === 'codi_qr') return el('div', { class: 'orq-instr' }, [
         el('img', { 'data-testid': 'qr', alt: 'Código QR de CoDi', width: '200', height: '200', src: base + '/public/qr.svg?data=' + encodeURIComponent(na.qr_payload) }),
-        el('div', { class: 'orq-hint', text: 'Escanéalo con la app de tu banco. Vence ' + new Date(na.expires_at).toLocaleString('es-MX') })
+        el('div', { class: 'orq-hint', text: 'Escanéalo con la app de tu banco. Vence ' + when(na.expires_at) })
       ]);
-      if (na.type === 'oxxo_voucher') return el('dl', { class: 'orq-instr' }, [
-        el('dt', { text: 'Referencia OXXO' }), el('dd', { 'data-testid': 'reference', class: 'orq-mono', text: na.reference }),
-        el('dt', { text: 'Vence' }), el('dd', { text: new Date(na.expires_at).toLocaleString('es-MX') })
+      if (na.type === 'oxxo_voucher') return el('div', { class: 'orq-instr orq-oxxo', 'data-testid': 'oxxo' }, [
+        el('div', { class: 'orq-due' }, [el('span', { text: 'Monto a pagar en efectivo' }), el('strong', { 'data-testid': 'oxxo-amount', text: total })]),
+        el('img', { class: 'orq-barcode', 'data-testid': 'barcode', alt: 'Código de barras de la referencia ' + na.reference, src: base + '/public/barcode.svg?data=' + encodeURIComponent(na.reference) }),
+        el('div', { class: 'orq-mono orq-ref', 'data-testid': 'reference', text: na.reference }),
+        el('ol', { class: 'orq-steps', 'data-testid': 'cashier-steps' }, [
+          el('li', { text: 'Acude a cualquier tienda OXXO antes de la fecha límite.' }),
+          el('li', { text: 'Dile al cajero que quieres hacer un pago en efectivo con OXXO Pay.' }),
+          el('li', { text: 'Muestra este código de barras o dicta la referencia.' }),
+          el('li', { text: 'Paga ' + total + ' en efectivo. La tienda puede cobrar una comisión.' }),
+          el('li', { text: 'Conserva tu ticket: es tu comprobante. Tu pago se confirma en unos minutos.' })
+        ]),
+        el('dl', {}, row('Vence', when(na.expires_at), { 'data-testid': 'expires' }))
       ]);
       if (na.type === 'redirect') {
         var back = na.redirect_url + (na.redirect_url.indexOf('?') < 0 ? '?' : '&') + 'return_to=' + encodeURIComponent(location.href);
@@ -135,42 +238,94 @@
       return null;
     }
 
+    function receipt(cfg) {
+      return el('div', { class: 'orq-receipt', 'data-testid': 'receipt' }, [
+        el('div', { class: 'orq-hint', text: 'Tu código de compra' }),
+        el('div', { class: 'orq-code orq-mono', 'data-testid': 'receipt-code', text: cfg.receipt_code }),
+        el('div', { class: 'orq-hint', text: cfg.self_invoice_url ? 'Guárdalo: con él puedes facturar tu compra.' : 'Guárdalo como comprobante de tu compra.' }),
+        cfg.self_invoice_url ? el('a', { class: 'orq-pay orq-secondary', 'data-testid': 'invoice-link', href: base + cfg.self_invoice_url, text: '¿Necesitas factura?' }) : null
+      ]);
+    }
+
+    // A declined payment: why, in Spanish, and another way to pay. A failed intent cannot be paid
+    // again; on /pay/{slug} a reload makes a new one (and says so); elsewhere the merchant page
+    // hears `orquesta:retry` and mounts a new intent.
+    function otherMethod() {
+      if (link) { location.reload(); return; }
+      root.dispatchEvent(new CustomEvent('orquesta:retry', { bubbles: true, detail: { paymentIntent: id } }));
+    }
+
     function renderStatus(pi) {
       var cfg = state.config;
+      var awaiting = pi.status === 'processing' && cfg.awaiting_capture;
+      var key = pi.status + (awaiting ? ':auth' : '') + ':' + (pi.next_action ? pi.next_action.type : '');
+      if (state.shown === key) return;
+      state.shown = key;
       var text = {
         processing: 'Procesando tu pago…', requires_action: 'Completa el pago con estas instrucciones:', succeeded: 'Pago exitoso. ¡Gracias!',
         failed: 'El pago fue rechazado.', expired: 'La referencia venció sin pago.', canceled: 'El pago fue cancelado.',
         requires_payment_method: 'El pago no se completó; intenta con otro medio.'
-      }[pi.status] || pi.status;
-      var retry = pi.status === 'requires_payment_method';
-      show(el('div', { class: 'orq-card' }, [
-        header(cfg),
-        el('div', { class: 'orq-result orq-' + pi.status, 'data-testid': 'result', 'data-status': pi.status, role: 'status', text: text }),
-        pi.status === 'requires_action' ? instructions(pi.next_action) : null,
-        TERMINAL[pi.status] ? el('div', { class: 'orq-total', text: 'Total ' + money(pi.total_minor, pi.currency) }) : null,
-        retry ? el('button', { type: 'button', class: 'orq-pay', 'data-testid': 'retry', text: 'Intentar de nuevo', onclick: function () { state.polling = null; renderForm(); } }) : null
-      ]));
+      }[pi.status] || 'Procesando tu pago…';
+      if (awaiting) text = 'Pago autorizado. El comercio lo confirmará; no necesitas hacer nada más.';
+      var declined = pi.status === 'failed' || pi.status === 'requires_payment_method';
+      var err = cfg.last_payment_error;
+      var reason = declined && err ? (DECLINE_REASON[err.code] || 'Tu banco no aprobó el pago.') : null;
       root.setAttribute('data-status', pi.status);
+      show(card([
+        header(cfg, pi.total_minor),
+        el('div', { class: 'orq-result orq-' + pi.status, 'data-testid': 'result', 'data-status': pi.status, role: 'status', text: text }),
+        reason ? el('p', { class: 'orq-reason', 'data-testid': 'decline-reason', text: reason + (pi.status === 'failed' ? ' No se hizo ningún cargo.' : '') }) : null,
+        pi.status === 'requires_action' ? instructions(pi.next_action, pi) : null,
+        pi.status === 'succeeded' ? receipt(cfg) : null,
+        pi.status === 'failed' || pi.status === 'expired' || pi.status === 'canceled'
+          ? el('button', { type: 'button', class: 'orq-pay', 'data-testid': 'other-method', text: pi.status === 'failed' ? 'Pagar con otro medio' : 'Intentar de nuevo', onclick: otherMethod })
+          : null,
+        pi.status === 'requires_payment_method'
+          ? el('button', { type: 'button', class: 'orq-pay', 'data-testid': 'retry', text: 'Pagar con otro medio', onclick: function () { state.polling = null; renderForm(); } })
+          : null
+      ]));
+    }
+
+    // The config carries what the projection does not: the decline reason, an authorization awaiting capture.
+    function refresh(pi) {
+      var needsConfig = pi.status === 'failed' || pi.status === 'requires_payment_method' || pi.status === 'processing';
+      if (!needsConfig) { renderStatus(pi); return Promise.resolve(); }
+      return api('GET', '/public/payment_intents/' + id + '/checkout-config').then(function (cfg) { state.config = cfg; renderStatus(pi); });
     }
 
     function poll() {
       if (state.polling) return;
       state.polling = setInterval(function () {
         api('GET', '/public/payment_intents/' + id).then(function (pi) {
-          renderStatus(pi);
           if (TERMINAL[pi.status] || pi.status === 'requires_payment_method') { clearInterval(state.polling); state.polling = null; }
+          return refresh(pi);
         }).catch(function () { /* keep polling through a transient error */ });
       }, POLL_MS);
     }
 
+    function reloadNotice() {
+      var replaced = root.getAttribute('data-replaced');
+      if (replaced) return REPLACED[replaced] || REPLACED.failed;
+      if (!link) return null;
+      // A reusable link makes a new intent on every visit: tell a shopper who reloads mid-payment.
+      try {
+        var k = 'orquesta:link:' + link, before = sessionStorage.getItem(k);
+        sessionStorage.setItem(k, id);
+        return before && before !== id ? NEW_ON_RELOAD : null;
+      } catch (_) { return null; }
+    }
+
+    state.notice = reloadNotice();
     return Promise.all([api('GET', '/public/payment_intents/' + id + '/checkout-config'), api('GET', '/public/payment_intents/' + id)])
       .then(function (r) {
         state.config = r[0];
         var pi = r[1];
-        if (pi.status === 'requires_payment_method' || pi.status === 'requires_confirmation') renderForm();
-        else { renderStatus(pi); if (!TERMINAL[pi.status]) poll(); }
+        if (pi.status === 'requires_payment_method' && !r[0].last_payment_error || pi.status === 'requires_confirmation') renderForm();
+        else { renderStatus(pi); if (!TERMINAL[pi.status] && pi.status !== 'requires_payment_method') poll(); }
       })
-      .catch(function (e) { show(el('div', { class: 'orq-card orq-error', 'data-testid': 'error', text: 'No se pudo cargar el pago: ' + e.message })); });
+      .catch(function (e) {
+        show(el('div', { class: 'orq-card' }, [el('div', { class: 'orq-error', role: 'alert', 'data-testid': 'error', text: 'No se pudo cargar el pago. ' + apiError(e) })]));
+      });
   }
 
   window.OrquestaCheckout = { mount: mount };
