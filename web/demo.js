@@ -23,6 +23,12 @@
     'rate_limit_exceeded': 'Demasiados intentos. Espera un minuto y vuelve a intentar.'
   };
 
+  // A corrected amount is no longer marked, and the old message goes.
+  form.amount.addEventListener('input', function () {
+    form.amount.removeAttribute('aria-invalid');
+    document.querySelector('[data-testid="error"]').textContent = '';
+  });
+
   form.addEventListener('submit', function (ev) {
     ev.preventDefault();
     var err = document.querySelector('[data-testid="error"]');
