@@ -84,7 +84,8 @@ export type CheckoutSettingsBody = FromSchema<typeof checkoutSettingsBody>;
 
 export const checkoutSettingsResource = {
   type: 'object',
-  required: ['object', 'logo_url', 'privacy_url', 'terms_url'],
+  required: ['object'],
+  description: 'A field not set is omitted.',
   properties: {
     object: { const: 'checkout_settings' },
     logo_url: { type: ['string', 'null'] },

@@ -104,7 +104,7 @@ if (why) {
       await shot(page, 'form', width);
       await page.getByTestId('token-select').selectOption('tok_sim_ok');
       await page.getByTestId('pay').click();
-      await page.locator('[data-testid="result"][data-status="succeeded"]').waitFor({ timeout: 15_000 });
+      await page.locator('[data-testid="result"][data-status="succeeded"]').waitFor({ timeout: 30_000 });
       const pi = (await api(`/v1/payment_intents/${await intentOf(page)}`)).body;
       t.equal(await page.getByTestId('receipt-code').textContent(), pi.receipt_code, 'the receipt code W-XXXXX');
       t.match(pi.receipt_code, /^W-[0-9A-Z]{5}$/);
@@ -126,7 +126,7 @@ if (why) {
       await page.goto(a.url + link.url);
       await page.getByTestId('method-oxxo').click();
       await page.getByTestId('pay').click();
-      await page.getByTestId('oxxo').waitFor({ timeout: 15_000 });
+      await page.getByTestId('oxxo').waitFor({ timeout: 30_000 });
       t.equal(await page.getByTestId('oxxo-amount').textContent(), '$489.50');
       const ref = (await page.getByTestId('reference').textContent())!;
       t.match(ref, /^\d{14}$/);
@@ -146,7 +146,7 @@ if (why) {
       await shot(page, 'oxxo', width);
       const pi = (await api(`/v1/payment_intents/${await intentOf(page)}?expand=attempts`)).body;
       await a.admin('POST', `/admin/tenants/${ten.id}/simulate-inbound`, { provider_ref: pi.attempts[0].provider_ref });
-      await page.locator('[data-testid="result"][data-status="succeeded"]').waitFor({ timeout: 15_000 });
+      await page.locator('[data-testid="result"][data-status="succeeded"]').waitFor({ timeout: 30_000 });
       t.equal(await page.getByTestId('receipt-code').textContent(), pi.receipt_code, 'paid in cash: the receipt code too');
       t.same(problems, []);
     });
@@ -157,7 +157,7 @@ if (why) {
       await page.goto(a.url + link.url);
       await page.getByTestId('method-spei').click();
       await page.getByTestId('pay').click();
-      await page.getByTestId('spei').waitFor({ timeout: 15_000 });
+      await page.getByTestId('spei').waitFor({ timeout: 30_000 });
       const pi = (await api(`/v1/payment_intents/${await intentOf(page)}`)).body;
       t.equal(await page.getByTestId('bank').textContent(), 'STP');
       t.ok(await page.getByTestId('beneficiary').textContent());
@@ -180,7 +180,7 @@ if (why) {
       const first = await intentOf(page);
       await page.getByTestId('token-select').selectOption('tok_sim_insufficient');
       await page.getByTestId('pay').click();
-      await page.locator('[data-testid="result"][data-status="failed"]').waitFor({ timeout: 15_000 });
+      await page.locator('[data-testid="result"][data-status="failed"]').waitFor({ timeout: 30_000 });
       t.match(await page.getByTestId('decline-reason').textContent(), /no tiene fondos suficientes/);
       t.notMatch(await page.locator('.orq-card').textContent(), /insufficient|card has/i, 'not the provider\'s English');
       await shot(page, 'declined', width);
@@ -194,6 +194,42 @@ if (why) {
       t.same(problems, []);
     });
   }
+
+  t.test('a soft decline (no retry left) says why; another try pays on the new intent', async (t) => {
+    const { page, problems } = await open(t, 'phone');
+    const link = await newLink('Orden 14');
+    await page.goto(a.url + link.url);
+    const first = await intentOf(page);
+    await page.getByTestId('token-select').selectOption('tok_sim_issuer_down');
+    await page.getByTestId('pay').click();
+    await page.getByTestId('decline-reason').waitFor({ timeout: 30_000 });
+    t.match(await page.getByTestId('decline-reason').textContent(), /Tu banco no respondió/);
+    await page.getByTestId('other-method').click();
+    await page.getByTestId('notice').waitFor();
+    t.not(await intentOf(page), first, 'a new intent');
+    await page.getByTestId('token-select').selectOption('tok_sim_ok');
+    await page.getByTestId('pay').click();
+    await page.locator('[data-testid="result"][data-status="succeeded"]').waitFor({ timeout: 30_000 });
+    t.ok((await api(`/v1/payment_links/${link.id}`)).body.paid_at, 'the link is paid by its new intent');
+    t.same(problems, []);
+  });
+
+  t.test('checkout settings: only https links (they become hrefs), images as https or data:image', async (t) => {
+    const put = (body: object) => a.call('PUT', '/v1/checkout_settings', { key: ten.testKey, body });
+    for (const bad of [{ privacy_url: 'javascript:alert(1)' }, { terms_url: 'http://example.mx/t' }, { logo_url: 'data:text/html;base64,PHNjcmlwdD4=' }]) {
+      t.equal((await put(bad)).status, 400, JSON.stringify(bad));
+    }
+    const other = await a.newTenant('Otra');
+    const r = await a.call('PUT', '/v1/checkout_settings', { key: other.testKey, body: { logo_url: 'https://cdn.example.mx/logo.png' } });
+    t.same(r.body, { object: 'checkout_settings', logo_url: 'https://cdn.example.mx/logo.png' }, 'the others are not set (nulls are omitted)');
+    const link = (await a.call('POST', '/v1/payment_links', { key: other.testKey, body: { amount_minor: 100, currency: 'MXN', concepto: 'x' } })).body;
+    const page = await a.call('GET', link.url);
+    t.match(page.headers.get('content-security-policy'), /img-src 'self' data: https:\/\/cdn\.example\.mx;/, "the page's CSP lets the logo's origin in, and only it");
+    const mine = await a.call('GET', '/v1/checkout_settings', { key: ten.testKey });
+    t.equal(mine.body.privacy_url, 'https://taqueria.example.mx/aviso-de-privacidad', "another tenant's settings are its own");
+    const fact = await a.call('GET', `/factura/${factura}?receipt_code=%22%3E%3Cscript%3E`);
+    t.notMatch(fact.text, /<script>/, 'a receipt code that is not one is not echoed');
+  });
 
   t.test('a reusable link reloaded mid-payment says it made a new intent', async (t) => {
     const { page, problems } = await open(t, 'phone');
@@ -217,7 +253,7 @@ if (why) {
     await other.goto(a.url + link.url);
     await other.getByTestId('token-select').selectOption('tok_sim_ok');
     await other.getByTestId('pay').click();
-    await other.locator('[data-testid="result"][data-status="succeeded"]').waitFor({ timeout: 15_000 });
+    await other.locator('[data-testid="result"][data-status="succeeded"]').waitFor({ timeout: 30_000 });
     await page.getByTestId('token-select').selectOption('tok_sim_ok');
     await page.getByTestId('pay').click();
     await page.getByTestId('error').filter({ hasText: /\S/ }).waitFor();
@@ -232,8 +268,9 @@ if (why) {
     await page.goto(a.url + link.url);
     await page.getByTestId('token-select').selectOption('tok_sim_auth');
     await page.getByTestId('pay').click();
-    await page.getByTestId('result').filter({ hasText: 'Pago autorizado' }).waitFor({ timeout: 15_000 });
+    await page.getByTestId('result').filter({ hasText: 'Pago autorizado' }).waitFor({ timeout: 30_000 });
     t.equal(await page.getByTestId('result').getAttribute('data-status'), 'processing');
+    t.match(await page.getByTestId('awaiting-capture').textContent(), /El comercio confirmará el cobro/);
     await shot(page, 'authorized', 'phone');
     t.same(problems, []);
   });
@@ -274,13 +311,13 @@ if (why) {
       await page.goto(a.url + link.url);
       await page.getByTestId('token-select').selectOption('tok_sim_3ds');
       await page.getByTestId('pay').click();
-      await page.getByTestId('redirect').click({ timeout: 15_000 });
+      await page.getByTestId('redirect').click({ timeout: 30_000 });
       await page.getByTestId('3ds-decline').waitFor();
       t.equal(await page.getByTestId('3ds-decline').getAttribute('style'), null, 'no inline style');
       await shot(page, '3ds', width);
       await page.getByTestId('3ds-decline').click();
       await page.waitForURL(new RegExp(`${link.url}$`));
-      await page.locator('[data-testid="result"][data-status="failed"]').waitFor({ timeout: 15_000 });
+      await page.locator('[data-testid="result"][data-status="failed"]').waitFor({ timeout: 30_000 });
       t.match(await page.getByTestId('decline-reason').textContent(), /verificación de tu banco/);
       t.same(problems, []);
     });

@@ -266,15 +266,16 @@
         failed: 'El pago fue rechazado.', expired: 'La referencia venció sin pago.', canceled: 'El pago fue cancelado.',
         requires_payment_method: 'El pago no se completó; intenta con otro medio.'
       }[pi.status] || 'Procesando tu pago…';
-      if (awaiting) text = 'Pago autorizado. El comercio lo confirmará; no necesitas hacer nada más.';
+      if (awaiting) text = 'Pago autorizado.';
       var declined = pi.status === 'failed' || pi.status === 'requires_payment_method';
       var err = cfg.last_payment_error;
       var reason = declined && err ? (DECLINE_REASON[err.code] || 'Tu banco no aprobó el pago.') : null;
       root.setAttribute('data-status', pi.status);
       show(card([
         header(cfg, pi.total_minor),
-        el('div', { class: 'orq-result orq-' + pi.status, 'data-testid': 'result', 'data-status': pi.status, role: 'status', text: text }),
+        el('div', { class: 'orq-result orq-' + (awaiting ? 'authorized' : pi.status), 'data-testid': 'result', 'data-status': pi.status, role: 'status', text: text }),
         reason ? el('p', { class: 'orq-reason', 'data-testid': 'decline-reason', text: reason + (pi.status === 'failed' ? ' No se hizo ningún cargo.' : '') }) : null,
+        awaiting ? el('p', { class: 'orq-reason', 'data-testid': 'awaiting-capture', text: 'El comercio confirmará el cobro; no necesitas hacer nada más.' }) : null,
         pi.status === 'requires_action' ? instructions(pi.next_action, pi) : null,
         pi.status === 'succeeded' ? receipt(cfg) : null,
         pi.status === 'failed' || pi.status === 'expired' || pi.status === 'canceled'
@@ -297,8 +298,9 @@
       if (state.polling) return;
       state.polling = setInterval(function () {
         api('GET', '/public/payment_intents/' + id).then(function (pi) {
-          if (TERMINAL[pi.status] || pi.status === 'requires_payment_method') { clearInterval(state.polling); state.polling = null; }
-          return refresh(pi);
+          return refresh(pi).then(function () {
+            if (state.polling && (TERMINAL[pi.status] || pi.status === 'requires_payment_method')) { clearInterval(state.polling); state.polling = null; }
+          });
         }).catch(function () { /* keep polling through a transient error */ });
       }, POLL_MS);
     }
@@ -316,7 +318,10 @@
     }
 
     state.notice = reloadNotice();
-    return Promise.all([api('GET', '/public/payment_intents/' + id + '/checkout-config'), api('GET', '/public/payment_intents/' + id)])
+    // The intent first, then the config: the config is then at least as fresh (a decline's reason
+    // is written with the failed status, never after it).
+    return api('GET', '/public/payment_intents/' + id)
+      .then(function (p) { return api('GET', '/public/payment_intents/' + id + '/checkout-config').then(function (c) { return [c, p]; }); })
       .then(function (r) {
         state.config = r[0];
         var pi = r[1];
