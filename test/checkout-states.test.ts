@@ -117,6 +117,9 @@ if (why) {
       await page.getByTestId('invoice-link').click();
       await page.waitForURL(/\/factura\//);
       t.equal(await page.inputValue('#f-receipt'), pi.receipt_code, 'the self-invoice page has the code filled in');
+      await page.goto(a.url + link.url);
+      await page.getByTestId('link-paid').waitFor();
+      t.match(await page.getByTestId('link-paid').textContent(), /ya fue pagado/, 'the paid link, in Spanish');
       t.same(problems, [], 'no console errors, no CSP violations');
     });
 
@@ -229,6 +232,14 @@ if (why) {
     t.equal(mine.body.privacy_url, 'https://taqueria.example.mx/aviso-de-privacidad', "another tenant's settings are its own");
     const fact = await a.call('GET', `/factura/${factura}?receipt_code=%22%3E%3Cscript%3E`);
     t.notMatch(fact.text, /<script>/, 'a receipt code that is not one is not echoed');
+  });
+
+  t.test('an unknown link: a page in Spanish', async (t) => {
+    const { page, problems } = await open(t, 'phone');
+    const res = await page.goto(`${a.url}/pay/no-such-link`);
+    t.equal(res?.status(), 404);
+    t.equal(await page.getByTestId('link-not-found').textContent(), 'Este enlace de pago no existe.');
+    t.same(problems.filter((p) => !/status of 404/.test(p)), [], 'nothing but the 404 of the page itself');
   });
 
   t.test('a reusable link reloaded mid-payment says it made a new intent', async (t) => {
