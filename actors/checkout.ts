@@ -1,11 +1,11 @@
 // Public checkout (spec: Public checkout): the intent's client_secret authenticates; an unknown id
 // and a wrong secret give the very same 404, and the secret is compared in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { clabe as clabeLib } from 'clabe-validator';
 import type { Sql } from '../kernel/db.js';
 import type { Principal } from '../kernel/principal.js';
 import type { PaymentIntents } from './payment-intents.js';
 import { ApiError } from '../kernel/errors.js';
+import { bankTagOf } from '../formats/clabe.js';
 import type { PublicConfirmBody } from '../schemas/checkout.js';
 import { hydrate, publicView, type IntentRow } from './payment-intent-store.js';
 
@@ -108,7 +108,7 @@ export async function checkoutConfig(deps: { sql: Sql }, id: string, secret: str
     // The self-invoice page with the code filled in, when the merchant has self-invoicing on in this mode.
     self_invoice_url: row.self_invoice_slug ? `/factura/${encodeURIComponent(row.self_invoice_slug as string)}?receipt_code=${encodeURIComponent(receipt)}` : null,
     // The bank of the CLABE to transfer to (its short name, e.g. STP), while a SPEI transfer is awaited.
-    spei_bank: nextAction?.type === 'bank_transfer' && nextAction.clabe ? (clabeLib.validate(nextAction.clabe).tag ?? null) : null,
+    spei_bank: nextAction?.type === 'bank_transfer' && nextAction.clabe ? bankTagOf(nextAction.clabe) : null,
     // Why the last attempt was declined, as a code the page words in the shopper's language (never the provider's English).
     last_payment_error: lastError ? { code: lastError.code, decline: lastError.decline ?? null } : null,
     // processing with an authorized attempt: the merchant captures later (the page says so and stops waiting).
