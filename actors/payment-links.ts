@@ -79,8 +79,8 @@ export interface LinkCheckout {
   logoUrl: string | null;
   /** The intent that pays the link now, with its secret (absent once a single-use link is paid). */
   intent?: ReturnType<typeof intentView>;
-  /** The status of the single-use link's previous intent when this visit replaced it (the page says so). */
-  replaced?: string;
+  /** The single-use link's previous intent when this visit replaced it (the page says so, and why it failed). */
+  replaced?: { status: string; declineCode?: string };
 }
 
 /** The intent paying a link: created once per single-use link and reused while unpaid; new for reusable links. */
@@ -92,12 +92,12 @@ export async function intentForLink(deps: { sql: Sql; payments: Pick<PaymentInte
   const logoUrl = (row.logo_url as string | null) ?? null;
   if (!row.reusable && row.paid_at) return { link, merchant, logoUrl };
   if (!row.active) return { link, merchant, logoUrl };
-  let replaced: string | undefined;
+  let replaced: LinkCheckout['replaced'];
   if (!row.reusable && row.current_intent_id) {
     const h = await hydrate(deps.sql, row.current_intent_id as string, row.tenant_id as string);
     // Reuse while it can still be paid; a failed/expired/canceled one is replaced.
     if (h && !['failed', 'expired', 'canceled'].includes(h.row.status)) return { link, merchant, logoUrl, intent: intentView(h.row) };
-    replaced = h?.row.status;
+    if (h) replaced = { status: h.row.status, declineCode: h.row.last_error?.code };
   }
   const p = { tenantId: row.tenant_id as string, livemode: row.livemode as boolean, keyId: `payment_link:${String(row.id)}`, scopes: [] };
   const intent = await deps.payments.create(p, {

@@ -24,13 +24,15 @@ function layout(title: string, body: string, scripts: string[] = []): string {
 }
 
 /**
- * `replaced`: the status of the link's previous intent when this visit made a new one (the kit says
- * so); `slug`: lets the kit notice a reload of a reusable link that made a new intent.
+ * `replaced`: the link's previous intent when this visit made a new one (the kit says so, with the
+ * decline's reason); `slug`: lets the kit notice a reload of a reusable link that made a new intent.
  */
-export function payPage(o: { intentId: string; clientSecret: string; title: string; slug: string; replaced?: string }): string {
+export function payPage(o: { intentId: string; clientSecret: string; title: string; slug: string; replaced?: { status: string; declineCode?: string } }): string {
+  const r = o.replaced;
+  const replaced = r ? ` data-replaced="${esc(r.status)}"${r.declineCode ? ` data-replaced-reason="${esc(r.declineCode)}"` : ''}` : '';
   return layout(
     o.title,
-    `<div class="orq-card-host" data-orquesta-checkout data-payment-intent="${esc(o.intentId)}" data-client-secret="${esc(o.clientSecret)}" data-link="${esc(o.slug)}"${o.replaced ? ` data-replaced="${esc(o.replaced)}"` : ''}></div>`,
+    `<div class="orq-card-host" data-orquesta-checkout data-payment-intent="${esc(o.intentId)}" data-client-secret="${esc(o.clientSecret)}" data-link="${esc(o.slug)}"${replaced}></div>`,
     ['/js/checkout.js'],
   );
 }

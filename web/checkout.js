@@ -4,46 +4,149 @@
  *   <div data-orquesta-checkout data-payment-intent="pi id" data-client-secret="pi_secret_…"></div>
  *   <script src="https://<orquesta>/js/checkout.js"></script>
  *
- * or OrquestaCheckout.mount(element, { intentId, clientSecret, baseUrl }).
+ * or OrquestaCheckout.mount(element, { intentId, clientSecret, baseUrl, locale }).
+ *
+ * It speaks the page's language: English inside an element with lang="en…" (or locale: 'en'),
+ * Spanish otherwise. A declined intent cannot be paid again: off /pay/{slug}, "another method"
+ * dispatches a bubbling `orquesta:retry` event for the page to mount a new intent.
  */
 (function () {
   'use strict';
   var TERMINAL = { succeeded: 1, failed: 1, canceled: 1, expired: 1 };
   var POLL_MS = 2000; // spec: the kit polls every 2 seconds until a terminal state
-  var METHOD_LABEL = { card: 'Tarjeta', spei: 'SPEI', codi: 'CoDi', oxxo: 'OXXO' };
-  var TOKEN_LABEL = {
-    tok_sim_ok: 'Aprobada (tok_sim_ok)', tok_sim_auth: 'Solo autorizar (tok_sim_auth)', tok_sim_3ds: '3-D Secure (tok_sim_3ds)',
-    tok_sim_insufficient: 'Fondos insuficientes (tok_sim_insufficient)', tok_sim_fraud: 'Sospecha de fraude (tok_sim_fraud)',
-    tok_sim_issuer_down: 'Emisor no disponible (tok_sim_issuer_down)', tok_sim_slow: 'Aprobada, lenta (tok_sim_slow)'
+  // Every word the kit shows, per language: the mount's language (its nearest `lang`, or the
+  // `locale` option) picks the table; Spanish unless the page is in English. The API's own English
+  // `message` is never shown: each error and decline code is worded here.
+  var TEXT = {
+    es: {
+      intl: 'es-MX',
+      method: { card: 'Tarjeta', spei: 'SPEI', codi: 'CoDi', oxxo: 'OXXO' },
+      token: {
+        tok_sim_ok: 'Aprobada (tok_sim_ok)', tok_sim_auth: 'Solo autorizar (tok_sim_auth)', tok_sim_3ds: '3-D Secure (tok_sim_3ds)',
+        tok_sim_insufficient: 'Fondos insuficientes (tok_sim_insufficient)', tok_sim_fraud: 'Sospecha de fraude (tok_sim_fraud)',
+        tok_sim_issuer_down: 'Emisor no disponible (tok_sim_issuer_down)', tok_sim_slow: 'Aprobada, lenta (tok_sim_slow)'
+      },
+      // Why a payment was declined (checkout-config last_payment_error.code).
+      decline: {
+        insufficient_funds: 'Tu tarjeta no tiene fondos suficientes.',
+        suspected_fraud: 'Tu banco detuvo el pago por seguridad. Llama a tu banco o paga con otro medio.',
+        authentication_failed: 'No se completó la verificación de tu banco (3-D Secure).',
+        issuer_unavailable: 'Tu banco no respondió. Intenta de nuevo en unos minutos o paga con otro medio.',
+        provider_error: 'El procesador de pagos tuvo un problema. Intenta de nuevo.',
+        invalid_credentials: 'Este comercio no puede cobrar con tarjeta en este momento.',
+        invalid_payment_method: 'Tu banco no reconoce esta tarjeta guardada.',
+        method_unavailable: 'Este medio de pago no está disponible por ahora.'
+      },
+      declineOther: 'Tu banco no aprobó el pago.',
+      noCharge: ' No se hizo ningún cargo.',
+      apiError: {
+        'payment_intent.not_found': 'Este pago no existe o el enlace no es válido.',
+        'payment_intent.not_confirmable': 'Este pago ya no se puede completar. Recarga la página.',
+        'payment_intent.no_route': 'Este medio de pago no está disponible. Elige otro.',
+        'payment_intent.blocked_by_risk': 'No pudimos procesar este pago. Intenta con otro medio de pago.',
+        'payment_intent.concurrent_modification': 'El pago se estaba actualizando. Intenta de nuevo.',
+        'payment_intent.invalid_tip': 'La propina no es válida.',
+        'rate_limit_exceeded': 'Demasiados intentos. Espera un minuto y vuelve a intentar.'
+      },
+      apiErrorOther: 'No se pudo completar el pago. Intenta de nuevo.',
+      loadFailed: 'No se pudo cargar el pago. ',
+      // A reload of /pay/{slug} that made a new intent (data-replaced: the previous one's status).
+      replaced: {
+        failed: 'Tu pago anterior fue rechazado y no se hizo ningún cargo. Este es un intento de pago nuevo.',
+        expired: 'La referencia de pago anterior venció sin pago. Esta es una nueva: no pagues con la anterior.',
+        canceled: 'El pago anterior se canceló. Este es un intento de pago nuevo.'
+      },
+      newOnReload: 'Al recargar la página se creó un pago nuevo. Si ya pagaste con las instrucciones anteriores, no vuelvas a pagar.',
+      status: {
+        processing: 'Procesando tu pago…', requires_action: 'Completa el pago con estas instrucciones:', succeeded: 'Pago exitoso. ¡Gracias!',
+        failed: 'El pago fue rechazado.', expired: 'La referencia venció sin pago.', canceled: 'El pago fue cancelado.',
+        requires_payment_method: 'El pago no se completó; intenta con otro medio.'
+      },
+      authorized: 'Pago autorizado.', awaitingCapture: 'El comercio confirmará el cobro; no necesitas hacer nada más.',
+      testMode: 'Modo de prueba', privacy: 'Aviso de privacidad', terms: 'Términos y condiciones', processedBy: 'Pago seguro procesado por Orquesta',
+      tip: 'Propina', noTip: 'Sin propina', testCard: 'Tarjeta de prueba', cardToken: 'Token de tarjeta', missingCard: 'Falta la tarjeta.', pay: 'Pagar ',
+      pushHint: { spei: 'Recibirás una CLABE para transferir desde tu banco.', codi: 'Recibirás un código QR para pagar con CoDi.', oxxo: 'Recibirás una referencia para pagar en efectivo en OXXO.' },
+      copy: 'Copiar', copyLabel: 'Copiar CLABE', copied: 'Copiada', copyByHand: 'Cópiala a mano',
+      speiHint: 'Transfiere por SPEI desde la app de tu banco el monto exacto. Tu pago se confirma en cuanto llega; esta página se actualiza sola.',
+      bank: 'Banco', beneficiary: 'Beneficiario', amount: 'Monto', reference: 'Referencia (escríbela en el concepto)', expires: 'Vence',
+      qrAlt: 'Código QR de CoDi', qrHint: 'Escanéalo con la app de tu banco. Vence ',
+      cashDue: 'Monto a pagar en efectivo', barcodeAlt: 'Código de barras de la referencia ',
+      oxxoSteps: function (total) {
+        return ['Acude a cualquier tienda OXXO antes de la fecha límite.', 'Dile al cajero que quieres hacer un pago en efectivo con OXXO Pay.',
+          'Muestra este código de barras o dicta la referencia.', 'Paga ' + total + ' en efectivo. La tienda puede cobrar una comisión.',
+          'Conserva tu ticket: es tu comprobante. Tu pago se confirma en unos minutos.'];
+      },
+      threeDs: 'Tu banco pide confirmar el pago (3-D Secure).', authenticate: 'Autenticar',
+      receiptCode: 'Tu código de compra', keepForInvoice: 'Guárdalo: con él puedes facturar tu compra.', keepAsProof: 'Guárdalo como comprobante de tu compra.',
+      needInvoice: '¿Necesitas factura?', otherMethod: 'Pagar con otro medio', tryAgain: 'Intentar de nuevo'
+    },
+    en: {
+      intl: 'en-US',
+      method: { card: 'Card', spei: 'SPEI', codi: 'CoDi', oxxo: 'OXXO' },
+      token: {
+        tok_sim_ok: 'Approved (tok_sim_ok)', tok_sim_auth: 'Authorize only (tok_sim_auth)', tok_sim_3ds: '3-D Secure (tok_sim_3ds)',
+        tok_sim_insufficient: 'Insufficient funds (tok_sim_insufficient)', tok_sim_fraud: 'Suspected fraud (tok_sim_fraud)',
+        tok_sim_issuer_down: 'Issuer unavailable (tok_sim_issuer_down)', tok_sim_slow: 'Approved, slow (tok_sim_slow)'
+      },
+      decline: {
+        insufficient_funds: 'Your card has insufficient funds.',
+        suspected_fraud: 'Your bank stopped the payment for security. Call your bank or pay another way.',
+        authentication_failed: "Your bank's verification (3-D Secure) was not completed.",
+        issuer_unavailable: 'Your bank did not answer. Try again in a few minutes or pay another way.',
+        provider_error: 'The payment processor had a problem. Try again.',
+        invalid_credentials: 'This merchant cannot take cards right now.',
+        invalid_payment_method: 'Your bank does not recognise this saved card.',
+        method_unavailable: 'This payment method is not available at the moment.'
+      },
+      declineOther: 'Your bank did not approve the payment.',
+      noCharge: ' You were not charged.',
+      apiError: {
+        'payment_intent.not_found': 'This payment does not exist or the link is not valid.',
+        'payment_intent.not_confirmable': 'This payment can no longer be completed. Reload the page.',
+        'payment_intent.no_route': 'This payment method is not available. Choose another.',
+        'payment_intent.blocked_by_risk': 'We could not process this payment. Try another payment method.',
+        'payment_intent.concurrent_modification': 'The payment was being updated. Try again.',
+        'payment_intent.invalid_tip': 'The tip is not valid.',
+        'rate_limit_exceeded': 'Too many attempts. Wait a minute and try again.'
+      },
+      apiErrorOther: 'The payment could not be completed. Try again.',
+      loadFailed: 'The payment could not be loaded. ',
+      replaced: {
+        failed: 'Your previous payment was declined and you were not charged. This is a new payment attempt.',
+        expired: 'The previous payment reference expired unpaid. This is a new one: do not pay with the old one.',
+        canceled: 'The previous payment was canceled. This is a new payment attempt.'
+      },
+      newOnReload: 'Reloading the page created a new payment. If you already paid with the previous instructions, do not pay again.',
+      status: {
+        processing: 'Processing your payment…', requires_action: 'Complete the payment with these instructions:', succeeded: 'Payment successful. Thank you!',
+        failed: 'The payment was declined.', expired: 'The reference expired unpaid.', canceled: 'The payment was canceled.',
+        requires_payment_method: 'The payment did not go through; try another method.'
+      },
+      authorized: 'Payment authorized.', awaitingCapture: 'The merchant will confirm the charge; you do not need to do anything else.',
+      testMode: 'Test mode', privacy: 'Privacy notice', terms: 'Terms and conditions', processedBy: 'Secure payment processed by Orquesta',
+      tip: 'Tip', noTip: 'No tip', testCard: 'Test card', cardToken: 'Card token', missingCard: 'The card is missing.', pay: 'Pay ',
+      pushHint: { spei: 'You will get a CLABE to transfer to from your bank.', codi: 'You will get a QR code to pay with CoDi.', oxxo: 'You will get a reference to pay in cash at OXXO.' },
+      copy: 'Copy', copyLabel: 'Copy CLABE', copied: 'Copied', copyByHand: 'Copy it by hand',
+      speiHint: "Send the exact amount by SPEI from your bank's app. Your payment is confirmed as soon as it arrives; this page updates by itself.",
+      bank: 'Bank', beneficiary: 'Beneficiary', amount: 'Amount', reference: 'Reference (write it in the concept)', expires: 'Expires',
+      qrAlt: 'CoDi QR code', qrHint: "Scan it with your bank's app. Expires ",
+      cashDue: 'Amount to pay in cash', barcodeAlt: 'Barcode of the reference ',
+      oxxoSteps: function (total) {
+        return ['Go to any OXXO store before the deadline.', 'Tell the cashier you want to make a cash payment with OXXO Pay.',
+          'Show this barcode or read out the reference.', 'Pay ' + total + ' in cash. The store may charge a fee.',
+          'Keep your ticket: it is your proof of payment. Your payment is confirmed within minutes.'];
+      },
+      threeDs: 'Your bank asks you to confirm the payment (3-D Secure).', authenticate: 'Authenticate',
+      receiptCode: 'Your purchase code', keepForInvoice: 'Keep it: you can get an invoice (factura) with it.', keepAsProof: 'Keep it as proof of your purchase.',
+      needInvoice: 'Need an invoice (factura)?', otherMethod: 'Pay another way', tryAgain: 'Try again'
+    }
   };
-  // Why a payment was declined, in the shopper's words (checkout-config last_payment_error.code).
-  var DECLINE_REASON = {
-    insufficient_funds: 'Tu tarjeta no tiene fondos suficientes.',
-    suspected_fraud: 'Tu banco detuvo el pago por seguridad. Llama a tu banco o paga con otro medio.',
-    authentication_failed: 'No se completó la verificación de tu banco (3-D Secure).',
-    issuer_unavailable: 'Tu banco no respondió. Intenta de nuevo en unos minutos o paga con otro medio.',
-    provider_error: 'El procesador de pagos tuvo un problema. Intenta de nuevo.',
-    invalid_credentials: 'Este comercio no puede cobrar con tarjeta en este momento.',
-    invalid_payment_method: 'Tu banco no reconoce esta tarjeta guardada.',
-    method_unavailable: 'Este medio de pago no está disponible por ahora.'
-  };
-  // The API's error codes, in Spanish: the page never shows the API's English messages.
-  var API_ERROR = {
-    'payment_intent.not_found': 'Este pago no existe o el enlace no es válido.',
-    'payment_intent.not_confirmable': 'Este pago ya no se puede completar. Recarga la página.',
-    'payment_intent.no_route': 'Este medio de pago no está disponible. Elige otro.',
-    'payment_intent.blocked_by_risk': 'No pudimos procesar este pago. Intenta con otro medio de pago.',
-    'payment_intent.concurrent_modification': 'El pago se estaba actualizando. Intenta de nuevo.',
-    'payment_intent.invalid_tip': 'La propina no es válida.',
-    'rate_limit_exceeded': 'Demasiados intentos. Espera un minuto y vuelve a intentar.'
-  };
-  // A reload of /pay/{slug} that made a new intent (data-replaced: the previous one's status).
-  var REPLACED = {
-    failed: 'Tu pago anterior fue rechazado y no se hizo ningún cargo. Este es un intento de pago nuevo.',
-    expired: 'La referencia de pago anterior venció sin pago. Esta es una nueva: no pagues con la anterior.',
-    canceled: 'El pago anterior se canceló. Este es un intento de pago nuevo.'
-  };
-  var NEW_ON_RELOAD = 'Al recargar la página se creó un pago nuevo. Si ya pagaste con las instrucciones anteriores, no vuelvas a pagar.';
+
+  /** The language of a mount: the option, else the nearest `lang` around it; English pages get English. */
+  function languageOf(root, opts) {
+    var lang = opts.locale || (root.closest && root.closest('[lang]') && root.closest('[lang]').getAttribute('lang')) || '';
+    return /^en\b/i.test(lang) ? 'en' : 'es';
+  }
 
   function el(tag, attrs, children) {
     var e = document.createElement(tag);
@@ -56,25 +159,23 @@
     return e;
   }
 
-  function money(minor, currency) {
-    try { return new Intl.NumberFormat('es-MX', { style: 'currency', currency: currency }).format(minor / 100); }
+  function money(L, minor, currency) {
+    try { return new Intl.NumberFormat(L.intl, { style: 'currency', currency: currency }).format(minor / 100); }
     catch (_) { return (minor / 100).toFixed(2) + ' ' + currency; }
   }
 
-  function when(iso) {
-    try { return new Intl.DateTimeFormat('es-MX', { dateStyle: 'long', timeStyle: 'short' }).format(new Date(iso)); }
-    catch (_) { return new Date(iso).toLocaleString('es-MX'); }
+  function when(L, iso) {
+    try { return new Intl.DateTimeFormat(L.intl, { dateStyle: 'long', timeStyle: 'short' }).format(new Date(iso)); }
+    catch (_) { return new Date(iso).toLocaleString(L.intl); }
   }
-
-  function apiError(e) { return API_ERROR[e.code] || 'No se pudo completar el pago. Intenta de nuevo.'; }
 
   function initials(name) {
     return String(name || '').split(/\s+/).filter(function (w) { return /^[A-Za-zÀ-ÿ0-9]/.test(w); }).slice(0, 2)
       .map(function (w) { return w.charAt(0).toUpperCase(); }).join('') || '·';
   }
 
-  function copy(text, button) {
-    function done(ok) { button.textContent = ok ? 'Copiada' : 'Cópiala a mano'; button.setAttribute('data-copied', ok ? 'true' : 'false'); }
+  function copy(L, text, button) {
+    function done(ok) { button.textContent = ok ? L.copied : L.copyByHand; button.setAttribute('data-copied', ok ? 'true' : 'false'); }
     function fallback() {
       var t = el('textarea', { readonly: 'readonly', class: 'orq-offscreen' });
       t.value = text;
@@ -96,6 +197,8 @@
     var base = (opts.baseUrl || root.getAttribute('data-base-url') || '').replace(/\/+$/, '');
     var state = { method: 'card', tip: 0, config: null, polling: null, shown: null, notice: null };
     var link = root.getAttribute('data-link');
+    var L = TEXT[languageOf(root, opts)];
+    function apiError(e) { return L.apiError[e.code] || L.apiErrorOther; }
 
     function api(method, path, body) {
       var headers = { 'Accept': 'application/json' };
@@ -124,59 +227,59 @@
       return el('div', { class: 'orq-head' }, [
         el('div', { class: 'orq-brand' }, [logo, el('div', { class: 'orq-merchant', 'data-testid': 'merchant', text: cfg.merchant_display_name })]),
         cfg.concepto ? el('div', { class: 'orq-concept', text: cfg.concepto }) : null,
-        el('div', { class: 'orq-amount', 'data-testid': 'amount', text: money(amountMinor === undefined ? cfg.amount_minor + state.tip : amountMinor, cfg.currency) }),
-        cfg.test_mode ? el('div', { class: 'orq-badge', text: 'Modo de prueba' }) : null
+        el('div', { class: 'orq-amount', 'data-testid': 'amount', text: money(L, amountMinor === undefined ? cfg.amount_minor + state.tip : amountMinor, cfg.currency) }),
+        cfg.test_mode ? el('div', { class: 'orq-badge', text: L.testMode }) : null
       ]);
     }
 
     function footer(cfg) {
       var links = [];
-      if (cfg && cfg.privacy_url) links.push(el('a', { href: cfg.privacy_url, target: '_blank', rel: 'noopener', 'data-testid': 'privacy', text: 'Aviso de privacidad' }));
-      if (cfg && cfg.terms_url) links.push(el('a', { href: cfg.terms_url, target: '_blank', rel: 'noopener', 'data-testid': 'terms', text: 'Términos y condiciones' }));
+      if (cfg && cfg.privacy_url) links.push(el('a', { href: cfg.privacy_url, target: '_blank', rel: 'noopener', 'data-testid': 'privacy', text: L.privacy }));
+      if (cfg && cfg.terms_url) links.push(el('a', { href: cfg.terms_url, target: '_blank', rel: 'noopener', 'data-testid': 'terms', text: L.terms }));
       return el('div', { class: 'orq-foot' }, [
-        el('div', { 'data-testid': 'processed-by', text: 'Pago seguro procesado por Orquesta' }),
+        el('div', { 'data-testid': 'processed-by', text: L.processedBy }),
         links.length ? el('div', { class: 'orq-links' }, links) : null
       ]);
     }
 
     function renderForm() {
       var cfg = state.config;
-      var tipRow = el('div', { class: 'orq-tips' }, [el('span', { text: 'Propina' })].concat(
+      var tipRow = el('div', { class: 'orq-tips' }, [el('span', { text: L.tip })].concat(
         [{ percent: 0, amount_minor: 0 }].concat(cfg.tip_suggestions).map(function (s) {
           return el('button', {
             type: 'button', class: 'orq-chip' + (state.tip === s.amount_minor ? ' orq-on' : ''), 'data-testid': 'tip-' + s.percent,
-            text: s.percent ? s.percent + '%' : 'Sin propina',
+            text: s.percent ? s.percent + '%' : L.noTip,
             onclick: function () { state.tip = s.amount_minor; renderForm(); }
           });
         })));
       var tabs = el('div', { class: 'orq-tabs', role: 'tablist' }, cfg.allowed_methods.map(function (m) {
         return el('button', {
           type: 'button', role: 'tab', class: 'orq-tab' + (state.method === m ? ' orq-on' : ''), 'data-testid': 'method-' + m,
-          text: METHOD_LABEL[m] || m, onclick: function () { state.method = m; renderForm(); }
+          text: L.method[m] || m, onclick: function () { state.method = m; renderForm(); }
         });
       }));
       var fields = el('div', { class: 'orq-fields' });
       if (state.method === 'card') {
         if (cfg.test_mode) {
-          var sel = el('select', { id: 'orq-token', 'data-testid': 'token-select', 'aria-label': 'Tarjeta de prueba' },
-            (cfg.test_tokens || []).map(function (t) { return el('option', { value: t, text: TOKEN_LABEL[t] || t }); }));
-          fields.appendChild(el('label', { for: 'orq-token', text: 'Tarjeta de prueba' }));
+          var sel = el('select', { id: 'orq-token', 'data-testid': 'token-select', 'aria-label': L.testCard },
+            (cfg.test_tokens || []).map(function (t) { return el('option', { value: t, text: L.token[t] || t }); }));
+          fields.appendChild(el('label', { for: 'orq-token', text: L.testCard }));
           fields.appendChild(sel);
         } else {
-          fields.appendChild(el('label', { for: 'orq-token', text: 'Token de tarjeta' }));
+          fields.appendChild(el('label', { for: 'orq-token', text: L.cardToken }));
           fields.appendChild(el('input', { id: 'orq-token', 'data-testid': 'token-input', autocomplete: 'off' }));
         }
       } else {
-        fields.appendChild(el('p', { class: 'orq-hint', text: { spei: 'Recibirás una CLABE para transferir desde tu banco.', codi: 'Recibirás un código QR para pagar con CoDi.', oxxo: 'Recibirás una referencia para pagar en efectivo en OXXO.' }[state.method] }));
+        fields.appendChild(el('p', { class: 'orq-hint', text: L.pushHint[state.method] }));
       }
       var error = el('div', { class: 'orq-error', role: 'alert', 'data-testid': 'error' });
       var pay = el('button', {
-        type: 'button', class: 'orq-pay', 'data-testid': 'pay', text: 'Pagar ' + money(cfg.amount_minor + state.tip, cfg.currency),
+        type: 'button', class: 'orq-pay', 'data-testid': 'pay', text: L.pay + money(L, cfg.amount_minor + state.tip, cfg.currency),
         onclick: function () {
           pay.disabled = true;
           var tokenEl = root.querySelector('#orq-token');
           var token = state.method === 'card' ? (tokenEl && tokenEl.value) : state.method;
-          if (!token) { error.textContent = 'Falta la tarjeta.'; pay.disabled = false; return; }
+          if (!token) { error.textContent = L.missingCard; pay.disabled = false; return; }
           state.notice = null;
           api('POST', '/public/payment_intents/' + id + '/confirm', { client_secret: secret, payment_token: token, payment_method: state.method, tip_minor: state.tip })
             .then(function (pi) { state.shown = null; renderStatus(pi); poll(); })
@@ -196,43 +299,37 @@
     function instructions(na, pi) {
       if (!na) return null;
       var cfg = state.config;
-      var total = money(pi.total_minor, pi.currency);
+      var total = money(L, pi.total_minor, pi.currency);
       if (na.type === 'bank_transfer') {
-        var copyBtn = el('button', { type: 'button', class: 'orq-copy', 'data-testid': 'copy-clabe', 'aria-label': 'Copiar CLABE', text: 'Copiar', onclick: function () { copy(na.clabe, copyBtn); } });
+        var copyBtn = el('button', { type: 'button', class: 'orq-copy', 'data-testid': 'copy-clabe', 'aria-label': L.copyLabel, text: L.copy, onclick: function () { copy(L, na.clabe, copyBtn); } });
         return el('div', { class: 'orq-instr', 'data-testid': 'spei' }, [
-          el('p', { class: 'orq-hint', text: 'Transfiere por SPEI desde la app de tu banco el monto exacto. Tu pago se confirma en cuanto llega; esta página se actualiza sola.' }),
+          el('p', { class: 'orq-hint', text: L.speiHint }),
           el('dl', {}, [].concat(
-            row('Banco', cfg.spei_bank || 'STP', { 'data-testid': 'bank' }),
-            row('Beneficiario', na.beneficiary, { 'data-testid': 'beneficiary' }),
-            row('Monto', total, { 'data-testid': 'spei-amount' }),
+            row(L.bank, cfg.spei_bank || 'STP', { 'data-testid': 'bank' }),
+            row(L.beneficiary, na.beneficiary, { 'data-testid': 'beneficiary' }),
+            row(L.amount, total, { 'data-testid': 'spei-amount' }),
             row('CLABE', null, { class: 'orq-clabe' }, [el('span', { 'data-testid': 'clabe', class: 'orq-mono', text: na.clabe }), copyBtn]),
-            row('Referencia (escríbela en el concepto)', cfg.receipt_code, { 'data-testid': 'spei-reference', class: 'orq-mono' }),
-            row('Vence', when(na.expires_at), { 'data-testid': 'expires' })
+            row(L.reference, cfg.receipt_code, { 'data-testid': 'spei-reference', class: 'orq-mono' }),
+            row(L.expires, when(L, na.expires_at), { 'data-testid': 'expires' })
           ))
         ]);
       }
       if (na.type === 'codi_qr') return el('div', { class: 'orq-instr' }, [
-        el('img', { 'data-testid': 'qr', alt: 'Código QR de CoDi', width: '200', height: '200', src: base + '/public/qr.svg?data=' + encodeURIComponent(na.qr_payload) }),
-        el('div', { class: 'orq-hint', text: 'Escanéalo con la app de tu banco. Vence ' + when(na.expires_at) })
+        el('img', { 'data-testid': 'qr', alt: L.qrAlt, width: '200', height: '200', src: base + '/public/qr.svg?data=' + encodeURIComponent(na.qr_payload) }),
+        el('div', { class: 'orq-hint', text: L.qrHint + when(L, na.expires_at) })
       ]);
       if (na.type === 'oxxo_voucher') return el('div', { class: 'orq-instr orq-oxxo', 'data-testid': 'oxxo' }, [
-        el('div', { class: 'orq-due' }, [el('span', { text: 'Monto a pagar en efectivo' }), el('strong', { 'data-testid': 'oxxo-amount', text: total })]),
-        el('img', { class: 'orq-barcode', 'data-testid': 'barcode', alt: 'Código de barras de la referencia ' + na.reference, src: base + '/public/barcode.svg?data=' + encodeURIComponent(na.reference) }),
+        el('div', { class: 'orq-due' }, [el('span', { text: L.cashDue }), el('strong', { 'data-testid': 'oxxo-amount', text: total })]),
+        el('img', { class: 'orq-barcode', 'data-testid': 'barcode', alt: L.barcodeAlt + na.reference, src: base + '/public/barcode.svg?data=' + encodeURIComponent(na.reference) }),
         el('div', { class: 'orq-mono orq-ref', 'data-testid': 'reference', text: na.reference }),
-        el('ol', { class: 'orq-steps', 'data-testid': 'cashier-steps' }, [
-          el('li', { text: 'Acude a cualquier tienda OXXO antes de la fecha límite.' }),
-          el('li', { text: 'Dile al cajero que quieres hacer un pago en efectivo con OXXO Pay.' }),
-          el('li', { text: 'Muestra este código de barras o dicta la referencia.' }),
-          el('li', { text: 'Paga ' + total + ' en efectivo. La tienda puede cobrar una comisión.' }),
-          el('li', { text: 'Conserva tu ticket: es tu comprobante. Tu pago se confirma en unos minutos.' })
-        ]),
-        el('dl', {}, row('Vence', when(na.expires_at), { 'data-testid': 'expires' }))
+        el('ol', { class: 'orq-steps', 'data-testid': 'cashier-steps' }, L.oxxoSteps(total).map(function (step) { return el('li', { text: step }); })),
+        el('dl', {}, row(L.expires, when(L, na.expires_at), { 'data-testid': 'expires' }))
       ]);
       if (na.type === 'redirect') {
         var back = na.redirect_url + (na.redirect_url.indexOf('?') < 0 ? '?' : '&') + 'return_to=' + encodeURIComponent(location.href);
         return el('div', { class: 'orq-instr' }, [
-          el('p', { text: 'Tu banco pide confirmar el pago (3-D Secure).' }),
-          el('a', { class: 'orq-pay', 'data-testid': 'redirect', href: back, text: 'Autenticar' })
+          el('p', { text: L.threeDs }),
+          el('a', { class: 'orq-pay', 'data-testid': 'redirect', href: back, text: L.authenticate })
         ]);
       }
       return null;
@@ -240,14 +337,14 @@
 
     function receipt(cfg) {
       return el('div', { class: 'orq-receipt', 'data-testid': 'receipt' }, [
-        el('div', { class: 'orq-hint', text: 'Tu código de compra' }),
+        el('div', { class: 'orq-hint', text: L.receiptCode }),
         el('div', { class: 'orq-code orq-mono', 'data-testid': 'receipt-code', text: cfg.receipt_code }),
-        el('div', { class: 'orq-hint', text: cfg.self_invoice_url ? 'Guárdalo: con él puedes facturar tu compra.' : 'Guárdalo como comprobante de tu compra.' }),
-        cfg.self_invoice_url ? el('a', { class: 'orq-pay orq-secondary', 'data-testid': 'invoice-link', href: base + cfg.self_invoice_url, text: '¿Necesitas factura?' }) : null
+        el('div', { class: 'orq-hint', text: cfg.self_invoice_url ? L.keepForInvoice : L.keepAsProof }),
+        cfg.self_invoice_url ? el('a', { class: 'orq-pay orq-secondary', 'data-testid': 'invoice-link', href: base + cfg.self_invoice_url, text: L.needInvoice }) : null
       ]);
     }
 
-    // A declined payment: why, in Spanish, and another way to pay. A failed intent cannot be paid
+    // A declined payment: why, in the shopper's language, and another way to pay. A failed intent cannot be paid
     // again; on /pay/{slug} a reload makes a new one (and says so); elsewhere the merchant page
     // hears `orquesta:retry` and mounts a new intent.
     function otherMethod() {
@@ -261,28 +358,24 @@
       var key = pi.status + (awaiting ? ':auth' : '') + ':' + (pi.next_action ? pi.next_action.type : '');
       if (state.shown === key) return;
       state.shown = key;
-      var text = {
-        processing: 'Procesando tu pago…', requires_action: 'Completa el pago con estas instrucciones:', succeeded: 'Pago exitoso. ¡Gracias!',
-        failed: 'El pago fue rechazado.', expired: 'La referencia venció sin pago.', canceled: 'El pago fue cancelado.',
-        requires_payment_method: 'El pago no se completó; intenta con otro medio.'
-      }[pi.status] || 'Procesando tu pago…';
-      if (awaiting) text = 'Pago autorizado.';
+      var text = L.status[pi.status] || L.status.processing;
+      if (awaiting) text = L.authorized;
       var declined = pi.status === 'failed' || pi.status === 'requires_payment_method';
       var err = cfg.last_payment_error;
-      var reason = declined && err ? (DECLINE_REASON[err.code] || 'Tu banco no aprobó el pago.') : null;
+      var reason = declined && err ? (L.decline[err.code] || L.declineOther) : null;
       root.setAttribute('data-status', pi.status);
       show(card([
         header(cfg, pi.total_minor),
         el('div', { class: 'orq-result orq-' + (awaiting ? 'authorized' : pi.status), 'data-testid': 'result', 'data-status': pi.status, role: 'status', text: text }),
-        reason ? el('p', { class: 'orq-reason', 'data-testid': 'decline-reason', text: reason + (pi.status === 'failed' ? ' No se hizo ningún cargo.' : '') }) : null,
-        awaiting ? el('p', { class: 'orq-reason', 'data-testid': 'awaiting-capture', text: 'El comercio confirmará el cobro; no necesitas hacer nada más.' }) : null,
+        reason ? el('p', { class: 'orq-reason', 'data-testid': 'decline-reason', text: reason + (pi.status === 'failed' ? L.noCharge : '') }) : null,
+        awaiting ? el('p', { class: 'orq-reason', 'data-testid': 'awaiting-capture', text: L.awaitingCapture }) : null,
         pi.status === 'requires_action' ? instructions(pi.next_action, pi) : null,
         pi.status === 'succeeded' ? receipt(cfg) : null,
         pi.status === 'failed' || pi.status === 'expired' || pi.status === 'canceled'
-          ? el('button', { type: 'button', class: 'orq-pay', 'data-testid': 'other-method', text: pi.status === 'failed' ? 'Pagar con otro medio' : 'Intentar de nuevo', onclick: otherMethod })
+          ? el('button', { type: 'button', class: 'orq-pay', 'data-testid': 'other-method', text: pi.status === 'failed' ? L.otherMethod : L.tryAgain, onclick: otherMethod })
           : null,
         pi.status === 'requires_payment_method'
-          ? el('button', { type: 'button', class: 'orq-pay', 'data-testid': 'retry', text: 'Pagar con otro medio', onclick: function () { state.polling = null; renderForm(); } })
+          ? el('button', { type: 'button', class: 'orq-pay', 'data-testid': 'retry', text: L.otherMethod, onclick: function () { state.polling = null; renderForm(); } })
           : null
       ]));
     }
@@ -307,13 +400,15 @@
 
     function reloadNotice() {
       var replaced = root.getAttribute('data-replaced');
-      if (replaced) return REPLACED[replaced] || REPLACED.failed;
+      // A 3-D Secure decline can be done before the shopper is back: the new intent's page says why.
+      var why = L.decline[root.getAttribute('data-replaced-reason')];
+      if (replaced) return (why ? why + ' ' : '') + (L.replaced[replaced] || L.replaced.failed);
       if (!link) return null;
       // A reusable link makes a new intent on every visit: tell a shopper who reloads mid-payment.
       try {
         var k = 'orquesta:link:' + link, before = sessionStorage.getItem(k);
         sessionStorage.setItem(k, id);
-        return before && before !== id ? NEW_ON_RELOAD : null;
+        return before && before !== id ? L.newOnReload : null;
       } catch (_) { return null; }
     }
 
@@ -329,7 +424,7 @@
         else { renderStatus(pi); if (!TERMINAL[pi.status] && pi.status !== 'requires_payment_method') poll(); }
       })
       .catch(function (e) {
-        show(el('div', { class: 'orq-card' }, [el('div', { class: 'orq-error', role: 'alert', 'data-testid': 'error', text: 'No se pudo cargar el pago. ' + apiError(e) })]));
+        show(el('div', { class: 'orq-card' }, [el('div', { class: 'orq-error', role: 'alert', 'data-testid': 'error', text: L.loadFailed + apiError(e) })]));
       });
   }
 
