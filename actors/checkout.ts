@@ -111,7 +111,7 @@ export async function checkoutConfig(deps: { sql: Sql }, id: string, secret: str
     spei_bank: nextAction?.type === 'bank_transfer' && nextAction.clabe ? bankTagOf(nextAction.clabe) : null,
     // Why the last attempt was declined, as a code the page words in the shopper's language (never the provider's English).
     last_payment_error: lastError ? { code: lastError.code, decline: lastError.decline ?? null } : null,
-    // processing with an authorized attempt: the merchant captures later (the page says so and stops waiting).
+    // processing with an authorized attempt: the merchant captures later (the page says so instead of "processing").
     awaiting_capture: row.status === 'processing' && row.attempt_status === 'authorized',
     test_mode: !owner.livemode,
     test_tokens: owner.livemode ? null : TEST_TOKENS,
