@@ -75,22 +75,29 @@ export async function getLink(db: Db, p: Principal, id: string) {
 export interface LinkCheckout {
   link: ReturnType<typeof linkView>;
   merchant: string;
+  /** The merchant's logo (checkout settings), for the page's image policy. */
+  logoUrl: string | null;
   /** The intent that pays the link now, with its secret (absent once a single-use link is paid). */
   intent?: ReturnType<typeof intentView>;
+  /** The single-use link's previous intent when this visit replaced it (the page says so, and why it failed). */
+  replaced?: { status: string; declineCode?: string };
 }
 
 /** The intent paying a link: created once per single-use link and reused while unpaid; new for reusable links. */
 export async function intentForLink(deps: { sql: Sql; payments: Pick<PaymentIntents, 'create'> }, slugValue: string): Promise<LinkCheckout> {
-  const [row] = await deps.sql`select l.*, t.name as merchant from payment_links l join tenants t on t.id = l.tenant_id where l.slug = ${slugValue}`;
+  const [row] = await deps.sql`select l.*, t.name as merchant, t.settings->>'checkout_logo_url' as logo_url from payment_links l join tenants t on t.id = l.tenant_id where l.slug = ${slugValue}`;
   if (!row) throw new ApiError('payment_link.not_found');
   const link = linkView(row);
   const merchant = row.merchant as string;
-  if (!row.reusable && row.paid_at) return { link, merchant };
-  if (!row.active) return { link, merchant };
+  const logoUrl = (row.logo_url as string | null) ?? null;
+  if (!row.reusable && row.paid_at) return { link, merchant, logoUrl };
+  if (!row.active) return { link, merchant, logoUrl };
+  let replaced: LinkCheckout['replaced'];
   if (!row.reusable && row.current_intent_id) {
     const h = await hydrate(deps.sql, row.current_intent_id as string, row.tenant_id as string);
     // Reuse while it can still be paid; a failed/expired/canceled one is replaced.
-    if (h && !['failed', 'expired', 'canceled'].includes(h.row.status)) return { link, merchant, intent: intentView(h.row) };
+    if (h && !['failed', 'expired', 'canceled'].includes(h.row.status)) return { link, merchant, logoUrl, intent: intentView(h.row) };
+    if (h) replaced = { status: h.row.status, declineCode: h.row.last_error?.code };
   }
   const p = { tenantId: row.tenant_id as string, livemode: row.livemode as boolean, keyId: `payment_link:${String(row.id)}`, scopes: [] };
   const intent = await deps.payments.create(p, {
@@ -103,7 +110,7 @@ export async function intentForLink(deps: { sql: Sql; payments: Pick<PaymentInte
     const won = await deps.sql`update payment_links set current_intent_id = ${intent.id} where id = ${row.id as string} and current_intent_id is not distinct from ${(row.current_intent_id as string | null) ?? null} returning id`;
     if (!won.length) return intentForLink(deps, slugValue);
   }
-  return { link, merchant, intent };
+  return { link, merchant, logoUrl, intent, replaced };
 }
 
 /** The intent a payer opens for a link, with its client_secret; 404 once the link cannot be paid. */

@@ -8,13 +8,15 @@ const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 function layout(title: string, body: string, scripts: string[] = []): string {
   return `<!doctype html>
 <html lang="es"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title><link rel="stylesheet" href="/js/checkout.css"><link rel="stylesheet" href="/js/factura.css"></head>
+<title>${esc(title)}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/js/checkout.css"><link rel="stylesheet" href="/js/factura.css"></head>
 <body class="orq-page orq-factura"><main>${body}</main>${scripts.map((s) => `<script src="${esc(s)}"></script>`).join('')}</body></html>`;
 }
 
 const USOS_PAGINA = ['G01', 'G02', 'G03', 'I01', 'I02', 'I03', 'I04', 'I05', 'I06', 'I07', 'I08', 'D01', 'D02', 'D03', 'D04', 'D05', 'D06', 'D07', 'D08', 'D09', 'D10', 'S01', 'CP01'];
 
-export function facturaPage(o: { slug: string; comercio: string; testMode: boolean }): string {
+/** `receiptCode`: filled in when the checkout's "¿Necesitas factura?" link brought the shopper here. */
+export function facturaPage(o: { slug: string; comercio: string; testMode: boolean; receiptCode?: string }): string {
+  const receipt = o.receiptCode && /^W-[0-9A-Z]{5}$/i.test(o.receiptCode) ? ` value="${esc(o.receiptCode.toUpperCase())}"` : '';
   const regimenes = Object.entries(REGIMENES)
     .map(([k, v]) => `<option value="${k}">${k} · ${esc(v.descripcion)}</option>`)
     .join('');
@@ -27,7 +29,7 @@ export function facturaPage(o: { slug: string; comercio: string; testMode: boole
 ${o.testMode ? '<div class="orq-test" data-testid="modo-prueba">Modo de prueba: la factura no tiene validez fiscal.</div>' : ''}
 <form class="orq-fields" data-orquesta-factura data-slug="${esc(o.slug)}" novalidate>
 <label for="f-receipt">Código del ticket<small>Viene impreso en tu ticket, por ejemplo W-7K2QD</small></label>
-<input id="f-receipt" name="receipt_code" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="W-XXXXX" maxlength="7" required>
+<input id="f-receipt" name="receipt_code" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="W-XXXXX" maxlength="7"${receipt} required>
 <label for="f-rfc">RFC<small>12 caracteres (empresa) o 13 (persona física)</small></label>
 <input id="f-rfc" name="rfc" autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="XAXX010101000" maxlength="13" required>
 <label for="f-nombre">Nombre o razón social<small>Sin el régimen societario (sin «S.A. de C.V.»)</small></label>

@@ -66,3 +66,9 @@ export function institutionOf(bankCode: string): string {
   return Number(bankCode) >= 600 ? `90${bankCode}` : `40${bankCode}`;
 }
 const DEVELOPMENT_BANKS = new Set(['006', '009', '019', '135', '166', '168']);
+
+/** The short name of a CLABE's bank in clabe-validator's catalog (STP for 646), shown to a payer. */
+export function bankTagOf(value: string): string | null {
+  const tag = lib.validate(value).tag;
+  return tag && tag !== 'N/A' ? tag : null;
+}

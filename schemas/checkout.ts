@@ -46,9 +46,51 @@ export const checkoutConfigResource = {
     allowed_methods: { type: 'array', items: { enum: ['card', 'spei', 'codi', 'oxxo'] } },
     tip_suggestions: { type: 'array', items: { type: 'object', properties: { percent: { type: 'integer' }, amount_minor: { type: 'integer' } } } },
     merchant_display_name: { type: 'string' },
+    logo_url: { type: ['string', 'null'], description: 'The merchant logo (PUT /v1/checkout_settings); null: the page shows the initials.' },
+    privacy_url: { type: ['string', 'null'], description: "The merchant's privacy notice (aviso de privacidad), linked in the page footer." },
+    terms_url: { type: ['string', 'null'], description: "The merchant's terms, linked in the page footer." },
     concepto: { type: 'string' },
+    receipt_code: { type: 'string', pattern: '^W-[0-9A-Z]{5}$', description: 'The receipt code (shown after payment; the reference to write in a SPEI transfer).' },
+    self_invoice_url: { type: ['string', 'null'], description: 'The self-invoice page with the receipt code filled in, when the merchant has self-invoicing on in this mode.' },
+    spei_bank: { type: ['string', 'null'], description: 'Short name of the bank of the CLABE to transfer to (e.g. STP), while a SPEI transfer is awaited.' },
+    last_payment_error: {
+      type: ['object', 'null'],
+      description: "Why the last attempt was declined, as a code (e.g. insufficient_funds) and its kind (hard_decline, soft_decline); the page words it in Spanish.",
+      properties: { code: { type: 'string' }, decline: { type: ['string', 'null'] } },
+    },
+    awaiting_capture: { type: 'boolean', description: 'Processing with an authorized attempt: the merchant captures it later.' },
     test_mode: { type: 'boolean', description: 'True for test-mode intents: the kit offers the sim card tokens.' },
     test_tokens: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+const httpsUrl = { type: ['string', 'null'], maxLength: 2000, pattern: '^https://[^\\s]+$' } as const;
+
+export const checkoutSettingsBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    logo_url: {
+      type: ['string', 'null'],
+      maxLength: 140_000,
+      pattern: '^(https://[^\\s]+|data:image/(png|jpeg|webp|svg\\+xml);base64,[A-Za-z0-9+/=]+)$',
+      description: 'An https URL or a data:image/(png|jpeg|webp|svg+xml);base64 image of up to 100 kB.',
+    },
+    privacy_url: { ...httpsUrl, description: 'Aviso de privacidad (https).' },
+    terms_url: { ...httpsUrl, description: 'Términos y condiciones (https).' },
+  },
+} as const;
+export type CheckoutSettingsBody = FromSchema<typeof checkoutSettingsBody>;
+
+export const checkoutSettingsResource = {
+  type: 'object',
+  required: ['object'],
+  description: 'A field not set is omitted.',
+  properties: {
+    object: { const: 'checkout_settings' },
+    logo_url: { type: ['string', 'null'] },
+    privacy_url: { type: ['string', 'null'] },
+    terms_url: { type: ['string', 'null'] },
   },
 } as const;
 

@@ -49,7 +49,7 @@ if (why) {
     t.match(intentId, /^[0-9a-f-]{36}$/, 'the page carries the intent id');
     await page.getByTestId('tip-10').click();
     await page.getByTestId('token-select').selectOption('tok_sim_ok');
-    // Screenshots go to dist/screenshots (docs/checkout.png in the README is a copy of one).
+    // Screenshots go to dist/screenshots (the README shows those of test/checkout-states.test.ts, copied to docs/).
     mkdirSync(join(projectRoot, 'dist', 'screenshots'), { recursive: true });
     await page.screenshot({ path: join(projectRoot, 'dist', 'screenshots', 'checkout.png') });
     await page.getByTestId('pay').click();

@@ -237,10 +237,11 @@ export const invoiceRoutes: RouteDef[] = [
   // ---- Self-invoicing (no Authorization) ----
   asset('factura.js', 'application/javascript'),
   asset('factura.css', 'text/css'),
-  defineRoute({
+  defineRoute<unknown, { receipt_code?: string }>({
     method: 'GET',
     path: '/factura/{slug}',
     auth: 'none',
+    query: { type: 'object', properties: { receipt_code: { type: 'string', maxLength: 20, description: 'Fills in the receipt code (the checkout links here with it).' } } },
     summary: 'The self-invoice page (HTML form in Spanish)',
     description: 'A shopper with a receipt fills in the receipt code, RFC and fiscal fields; the page posts to /public/factura/{slug}. An unknown or disabled portal answers the same 404 page.',
     tags: ['Invoices'],
@@ -248,7 +249,7 @@ export const invoiceRoutes: RouteDef[] = [
     handler: async (ctx) => {
       const issuer = await issuerBySlug(ctx.deps, ctx.params.slug);
       if (!issuer) return html(404, facturaNoDisponible());
-      return html(200, facturaPage({ slug: ctx.params.slug, comercio: issuer.nombre, testMode: !issuer.livemode }));
+      return html(200, facturaPage({ slug: ctx.params.slug, comercio: issuer.nombre, testMode: !issuer.livemode, receiptCode: ctx.query.receipt_code }));
     },
   }),
   defineRoute<AutofacturaBody>({

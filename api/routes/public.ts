@@ -2,22 +2,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import QRCode from 'qrcode';
-import { checkoutConfig, PUBLIC_NOT_FOUND_MESSAGE, publicConfirm, publicGet, publicView } from '../../actors/checkout.js';
+import { checkoutConfig, getCheckoutSettings, PUBLIC_NOT_FOUND_MESSAGE, publicConfirm, publicGet, publicView, putCheckoutSettings } from '../../actors/checkout.js';
 import { createLink, demoTenantId, getLink, intentForLink, listLinks, payableIntent } from '../../actors/payment-links.js';
 import { complete3ds } from '../../actors/inbound.js';
 import { webDir } from '../../ops/paths.js';
+import { BARCODE_DATA, code128Svg } from '../../formats/barcode.js';
 import {
   checkoutConfigResource,
+  checkoutSettingsBody,
+  checkoutSettingsResource,
   createPaymentLinkBody,
   paymentLinkList,
   paymentLinkResource,
   publicConfirmBody,
   publicIntentResource,
+  type CheckoutSettingsBody,
   type CreatePaymentLinkBody,
   type PublicConfirmBody,
 } from '../../schemas/checkout.js';
 import { ApiError } from '../../kernel/errors.js';
-import { demoPage, messagePage, PAGE_CSP, payPage, threeDsPage } from '../pages.js';
+import { demoPage, messagePage, pageCsp, payPage, threeDsPage } from '../pages.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 const secretQuery = {
@@ -40,7 +44,7 @@ const asset = (file: string, type: string) => {
   });
 };
 
-const html = (status: number, text: string) => ({ status, contentType: 'text/html', text, headers: { 'Content-Security-Policy': PAGE_CSP, 'Cache-Control': 'no-store' } });
+const html = (status: number, text: string, logoUrl?: string | null) => ({ status, contentType: 'text/html', text, headers: { 'Content-Security-Policy': pageCsp(logoUrl), 'Cache-Control': 'no-store' } });
 
 export const publicRoutes: RouteDef[] = [
   defineRoute<unknown, { client_secret?: string }>({
@@ -109,6 +113,17 @@ export const publicRoutes: RouteDef[] = [
     responses: { 200: { description: 'SVG image', contentType: 'image/svg+xml' } },
     handler: async (ctx) => ({ status: 200, contentType: 'image/svg+xml', text: await QRCode.toString(ctx.query.data, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }) }),
   }),
+  defineRoute<unknown, { data: string }>({
+    method: 'GET',
+    path: '/public/barcode.svg',
+    auth: 'public',
+    query: { type: 'object', additionalProperties: false, required: ['data'], properties: { data: { type: 'string', pattern: BARCODE_DATA.source } } },
+    summary: 'A Code 128 barcode (SVG) of an OXXO payment reference',
+    description: 'Digits only (4 to 40). Rendered by bwip-js with the quiet zone scanners need.',
+    tags: ['Checkout'],
+    responses: { 200: { description: 'SVG image', contentType: 'image/svg+xml' } },
+    handler: (ctx) => ({ status: 200, contentType: 'image/svg+xml', text: code128Svg(ctx.query.data), headers: { 'Cache-Control': 'public, max-age=86400' } }),
+  }),
   asset('checkout.js', 'application/javascript'),
   asset('checkout.css', 'text/css'),
   asset('demo.js', 'application/javascript'),
@@ -135,7 +150,8 @@ export const publicRoutes: RouteDef[] = [
           ? html(200, messagePage('Pagado', `Este enlace ya fue pagado. (${co.link.concepto})`, 'link-paid'))
           : html(200, messagePage('Inactivo', 'Este enlace de pago ya no está activo.', 'link-inactive'));
       }
-      return html(200, payPage({ intentId: co.intent.id, clientSecret: co.intent.client_secret, title: `${co.merchant} · ${co.link.concepto}` }));
+      const page = payPage({ intentId: co.intent.id, clientSecret: co.intent.client_secret, title: `${co.merchant} · ${co.link.concepto}`, slug: co.link.slug, replaced: co.replaced });
+      return html(200, page, co.logoUrl);
     },
   }),
   defineRoute({
@@ -205,6 +221,30 @@ export const publicRoutes: RouteDef[] = [
     tags: ['Payment links'],
     responses: { 201: { description: 'The link', schema: paymentLinkResource } },
     handler: async (ctx) => ({ status: 201, body: await createLink(ctx.deps.sql, ctx.principal, ctx.body, ctx.idem) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/checkout_settings',
+    auth: 'api_key',
+    scope: 'payments:read',
+    summary: "The merchant's branding on its checkout pages",
+    tags: ['Checkout'],
+    responses: { 200: { description: 'The checkout settings', schema: checkoutSettingsResource } },
+    handler: async (ctx) => ({ status: 200, body: await getCheckoutSettings(ctx.deps, ctx.principal) }),
+  }),
+  defineRoute<CheckoutSettingsBody>({
+    method: 'PUT',
+    path: '/v1/checkout_settings',
+    auth: 'api_key',
+    scope: 'payments:write',
+    body: checkoutSettingsBody,
+    summary: "Set the merchant's branding on its checkout pages: logo, privacy notice, terms",
+    description:
+      'Replaces all three: a field omitted or null is removed. `logo_url` is an https URL or a `data:image/…;base64,` image (up to 100 kB); `privacy_url` (aviso de privacidad) and `terms_url` are https URLs. ' +
+      'The checkout (`/pay/{slug}`, the kit) shows the logo (else the merchant\'s initials) and links to both in its footer.',
+    tags: ['Checkout'],
+    responses: { 200: { description: 'The checkout settings', schema: checkoutSettingsResource } },
+    handler: async (ctx) => ({ status: 200, body: await putCheckoutSettings(ctx.deps, ctx.principal, ctx.body) }),
   }),
   defineRoute({
     method: 'GET',
