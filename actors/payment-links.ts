@@ -13,7 +13,7 @@ import { hydrate, intentView } from './payment-intent-store.js';
 import type { Capability } from '../kernel/capability.js';
 
 const SLUG_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
-function slug(): string {
+export function slug(): string {
   let s = '';
   for (const b of randomBytes(12)) s += SLUG_ALPHABET[b % SLUG_ALPHABET.length];
   return s;

@@ -19,6 +19,7 @@ import type { SimAcquirer } from '../connectors/sim.js';
 import type { SecretBox } from './secret-box.js';
 import type { ConnectServices } from './connect.js';
 import type { Invoices } from '../actors/invoices.js';
+import type { Receivables } from '../actors/receivables.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -51,4 +52,5 @@ export interface AppDeps {
   readonly payouts: ConnectServices['payouts'];
   readonly payoutCredentials: ConnectServices['payoutCredentials'];
   readonly invoices: Invoices;
+  readonly receivables: Receivables;
 }

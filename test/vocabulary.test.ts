@@ -19,6 +19,8 @@ import { onboardingMachine } from '../machines/onboarding-application.js';
 import { payoutMachine } from '../machines/payout.js';
 import { connectAccountMachine } from '../machines/connect-account.js';
 import { accountResource, applicationResource, payoutResource } from '../schemas/connect.js';
+import { receivableMachine } from '../machines/receivable.js';
+import { receivableResource } from '../schemas/receivables.js';
 
 interface Resource {
   name: string;
@@ -36,6 +38,7 @@ const RESOURCES: Resource[] = [
   { name: 'payout', machine: payoutMachine, schema: payoutResource as never, table: 'payouts' },
   { name: 'connect_account', machine: connectAccountMachine, schema: accountResource as never, table: 'connect_accounts' },
   { name: 'invoice', machine: invoiceMachine, schema: invoiceResource as never, table: 'invoices' },
+  { name: 'receivable', machine: receivableMachine, schema: receivableResource as never, table: 'receivables' },
 ];
 
 /** The values a `status in (…)` check constraint accepts. */
