@@ -5,47 +5,15 @@
 // statement, WhatsApp link.
 import t from 'tap';
 import { startTestApp, type TestApp, until } from './helpers/app.js';
+import { base, payWithCard, payWithSpei } from './helpers/receivables.js';
 
 let a: TestApp;
 let ten: Awaited<ReturnType<TestApp['newTenant']>>;
 const idem = () => ({ 'idempotency-key': crypto.randomUUID() });
 const DAY = 86_400;
 
-export const base = (extra: object = {}) => ({
-  customer_name: 'Ferretería Don Pepe',
-  customer_email: 'Pagos@DonPepe.mx',
-  concepto: 'Factura de tornillería noviembre',
-  amount_minor: 125_050,
-  currency: 'MXN',
-  due_date: new Date(Date.now() + 7 * DAY * 1000).toISOString(),
-  ...extra,
-});
-
 const create = (body: unknown, key = ten.testKey, headers: Record<string, string> = idem()) => a.call('POST', '/v1/receivables', { key, body, headers });
 const get = (id: string, key = ten.testKey) => a.call('GET', `/v1/receivables/${id}`, { key });
-
-/** Opens the link's intent (as the /pay page does) and pays it with SPEI through the operator simulation. */
-export async function payWithSpei(app: TestApp, tenantId: string, key: string, url: string) {
-  const slug = url.split('/').pop()!;
-  const opened = await app.call('POST', `/public/payment_links/${slug}/intent`, {});
-  if (opened.status !== 200) throw new Error(`open: ${opened.status} ${opened.text}`);
-  const c = await app.call('POST', `/public/payment_intents/${opened.body.id}/confirm`, { body: { client_secret: opened.body.client_secret, payment_token: 'spei', payment_method: 'spei' } });
-  if (c.status !== 200) throw new Error(`confirm: ${c.status} ${c.text}`);
-  const ra = (await until(() => app.call('GET', `/v1/payment_intents/${opened.body.id}?expand=attempts`, { key }), (r) => r.body.status === 'requires_action')).body;
-  const s = await app.admin('POST', `/admin/tenants/${tenantId}/simulate-inbound`, { provider_ref: ra.attempts[0].provider_ref });
-  if (s.status !== 200) throw new Error(`simulate-inbound: ${s.status} ${s.text}`);
-  return opened.body.id as string;
-}
-
-/** Pays the link with a sim card (immediate capture). */
-export async function payWithCard(app: TestApp, url: string, token = 'tok_sim_ok') {
-  const slug = url.split('/').pop()!;
-  const opened = await app.call('POST', `/public/payment_links/${slug}/intent`, {});
-  if (opened.status !== 200) throw new Error(`open: ${opened.status} ${opened.text}`);
-  const c = await app.call('POST', `/public/payment_intents/${opened.body.id}/confirm`, { body: { client_secret: opened.body.client_secret, payment_token: token, payment_method: 'card' } });
-  if (c.status !== 200) throw new Error(`confirm: ${c.status} ${c.text}`);
-  return opened.body.id as string;
-}
 
 t.before(async () => {
   a = await startTestApp({ ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', RATE_LIMIT_PUBLIC_PER_MIN: '100000', SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });
