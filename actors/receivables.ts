@@ -236,6 +236,8 @@ export function planStep(h: HydratedReceivable, cmd: ReceivableCommand, env: Ste
     if (cmd.outcome === 'stamped') Object.assign(set, { invoice_status: 'stamped', invoice_id: cmd.invoiceId ?? r.invoice_id, invoice_payment_id: cmd.invoicePaymentId ?? r.invoice_payment_id, invoice_error: null });
     else Object.assign(set, { invoice_status: cmd.outcome === 'error' ? 'error' : 'pending', invoice_error: cmd.error ?? null, invoice_id: cmd.invoiceId ?? r.invoice_id });
     const next = { ...r, ...set } as ReceivableRow;
+    // A PAC that stays down: the attempt is counted, the history keeps one row per distinct failure.
+    if (cmd.outcome === 'retry' && r.invoice_status === 'pending' && r.invoice_error === (cmd.error ?? null)) return { set, result: receivableView(next, env.now) };
     return { set, history: { event: `invoice.${cmd.outcome}`, data: { invoice_id: next.invoice_id, invoice_payment_id: next.invoice_payment_id, error: cmd.error ?? undefined } }, result: receivableView(next, env.now) };
   }
   if (cmd.kind === 'due' && r.due_date.getTime() > env.now.getTime()) return same(); // moved or early: the timer fires again when due
@@ -365,8 +367,11 @@ export class Receivables {
     const rid = data.metadata?.receivable_id;
     if (!rid || !/^[0-9a-f-]{36}$/i.test(rid)) return;
     const { tx } = ctx;
-    const [raw] = await tx`select r.* from receivables r where r.id = ${rid} and r.tenant_id = ${e.tenantId} and r.livemode = ${e.livemode} for update`;
-    if (!raw) return;
+    const [found] = await tx`
+      select r.*, exists (select 1 from fiscal_profiles f where f.tenant_id = r.tenant_id and f.livemode = r.livemode) as has_fiscal_profile
+        from receivables r where r.id = ${rid} and r.tenant_id = ${e.tenantId} and r.livemode = ${e.livemode} for update of r`;
+    if (!found) return;
+    const { has_fiscal_profile, ...raw } = found;
     const r = toRow(raw);
     const step = machineStep<ReceivableEffect>(receivableMachine, r.status, null, { type: 'payment.succeeded' });
     if (step.value === r.status) {
@@ -375,7 +380,8 @@ export class Receivables {
          values ('receivable', ${r.id}, ${r.tenant_id}, ${r.livemode}, 'payment_after_cancel', ${r.status}, ${r.status}, ${tx.json({ payment_intent_id: data.id })})`;
       return;
     }
-    const wantsInvoice = step.effects.some((x) => x.type === 'requestInvoice') && (!!r.customer_rfc || !!r.ppd_invoice_id);
+    // The CFDI makes itself when the tenant invoices in this mode (a fiscal profile) and the receivable says to whom.
+    const wantsInvoice = step.effects.some((x) => x.type === 'requestInvoice') && !!has_fiscal_profile && (!!r.customer_rfc || !!r.ppd_invoice_id);
     const next: ReceivableRow = { ...r, status: step.value as ReceivableStatus, payment_intent_id: data.id, paid_at: ctx.now, updated_at: ctx.at, version: r.version + 1, invoice_status: wantsInvoice ? 'pending' : r.invoice_status };
     tx`update receivables set status = ${next.status}, payment_intent_id = ${data.id}, paid_at = ${ctx.now}, updated_at = ${ctx.at}, version = version + 1, invoice_status = ${next.invoice_status}
         where id = ${r.id}`;

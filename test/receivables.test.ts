@@ -279,6 +279,15 @@ t.test('WhatsApp link: international number, Spanish message with amount, concep
   t.equal((await a.call('POST', `/v1/receivables/${crypto.randomUUID()}/whatsapp_link`, { key: ten.testKey })).body.error.code, 'receivable.not_found');
 });
 
+t.test('fiscal fields without a fiscal profile: paid, nothing is invoiced', async (t) => {
+  const r = (await create(base({ customer_name: 'Escuela Kemper Urgate', customer_rfc: 'eku9003173c9', customer_uso_cfdi: 'G03', customer_regimen_fiscal: '601', customer_cp: '26015' }))).body;
+  t.equal(r.customer_rfc, 'EKU9003173C9', 'the RFC is normalized');
+  const pi = await payWithCard(a, r.payment_link_url);
+  const paid = await until(() => get(r.id), (x) => x.body.status === 'paid');
+  t.equal(paid.body.invoice_status, 'none');
+  t.equal((await a.app.deps.sql`select 1 from invoices where payment_intent_id = ${pi}`).length, 0);
+});
+
 t.test('OpenAPI documents the routes and the receivable events', async (t) => {
   const o = (await a.call('GET', '/openapi/v1.json')).body;
   for (const p of ['/v1/receivables', '/v1/receivables/{id}', '/v1/receivables/{id}/cancel', '/v1/receivables/{id}/whatsapp_link', '/v1/receivables/statement', '/v1/receivables/ageing']) t.ok(o.paths[p], p);
