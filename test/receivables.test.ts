@@ -254,6 +254,10 @@ t.test('list: filters, cursor pagination, corrupt cursor', async (t) => {
   t.equal((await a.call('GET', `/v1/receivables?cursor=${bad}`, { key: T.testKey })).body.error.code, 'reports.invalid_cursor');
   t.equal((await a.call('GET', `/v1/receivables?cursor=${first.body.next_cursor}`, { key: ten.testKey })).body.error.code, 'reports.invalid_cursor', "another tenant's cursor");
   t.equal((await a.call('GET', '/v1/receivables?status=late', { key: T.testKey })).status, 400);
+  t.same((await a.call('GET', '/v1/receivables', { key: T.liveKey })).body.data, [], 'live mode sees none of the test receivables');
+  t.equal((await a.call('POST', `/v1/receivables/${ids[0]}/cancel`, { key: ten.testKey })).body.error.code, 'receivable.not_found', 'another tenant cannot cancel');
+  t.equal((await a.call('POST', `/v1/receivables/${ids[0]}/whatsapp_link`, { key: T.liveKey })).body.error.code, 'receivable.not_found', 'another mode: not found');
+  t.equal((await a.call('GET', '/v1/receivables/statement?customer_email=par@x.mx', { key: ten.testKey })).body.receivables.length, 0, "another tenant's statement is its own");
 });
 
 t.test('WhatsApp link: international number, Spanish message with amount, concepto, due date and absolute link; no_phone', async (t) => {
