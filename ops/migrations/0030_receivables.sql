@@ -41,5 +41,5 @@ create table receivables (
 create index receivables_list on receivables (tenant_id, livemode, created_at desc, id desc);
 create index receivables_customer on receivables (tenant_id, livemode, customer_email, due_date);
 -- ageing: the unpaid ones by due date
-create index receivables_unpaid on receivables (tenant_id, livemode, due_date) include (customer_email, amount_minor, currency) where status in ('open', 'overdue');
+create index receivables_unpaid on receivables (tenant_id, livemode, due_date) include (customer_email, customer_name, currency, amount_minor, created_at) where status in ('open', 'overdue');
 create index receivables_invoice_pending on receivables (updated_at) where invoice_status = 'pending';
