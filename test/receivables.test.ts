@@ -224,6 +224,30 @@ t.test('cancel: the link takes no more payments; idempotent; a paid one cannot b
   t.equal((await a.call('GET', '/v1/receivables?status=canceled', { key: ten.testKey })).body.data.some((x: any) => x.id === r.id), true, 'list filter canceled');
 });
 
+t.test('cancel while a card payment is processing is refused; a payment that lands after a cancel is recorded, status unchanged', async (t) => {
+  const r = (await create(base())).body;
+  const slug = r.payment_link_url.split('/').pop();
+  const o = (await a.call('POST', `/public/payment_links/${slug}/intent`, {})).body;
+  // tok_sim_slow: the provider answers about 2 s later; the intent is processing meanwhile (or already paid: refused either way)
+  await a.call('POST', `/public/payment_intents/${o.id}/confirm`, { body: { client_secret: o.client_secret, payment_token: 'tok_sim_slow', payment_method: 'card' } });
+  const c = await a.call('POST', `/v1/receivables/${r.id}/cancel`, { key: ten.testKey });
+  t.equal(c.status, 409);
+  t.equal(c.body.error.code, 'receivable.cancel_conflict', c.body.error.message);
+  const paid = await until(() => get(r.id), (x) => x.body.status === 'paid', 15_000);
+  t.equal(paid.body.status, 'paid', 'the payment went through');
+
+  const late = (await create(base())).body;
+  await a.app.deps.sql`update receivables set status = 'canceled', canceled_at = now(), version = version + 1 where id = ${late.id}`; // canceled while the payment was in flight
+  const pi = await payWithCard(a, late.payment_link_url);
+  await until(() => a.call('GET', `/v1/payment_intents/${pi}`, { key: ten.testKey }), (x) => x.body.status === 'succeeded');
+  const after = await get(late.id);
+  t.equal(after.body.status, 'canceled', 'stays canceled');
+  const h = await a.app.deps.sql`select event, data from entity_history where entity_id = ${late.id} and event = 'payment_after_cancel'`;
+  t.equal(h.length, 1, 'the payment is on record');
+  t.equal(h[0].data.payment_intent_id, pi);
+  t.equal((await a.app.deps.sql`select 1 from outbox_events where entity_id = ${late.id}`).length, 0, 'no receivable event');
+});
+
 t.test('list: filters, cursor pagination, corrupt cursor', async (t) => {
   const T = await a.newTenant('Listas');
   const ids: string[] = [];
