@@ -33,7 +33,7 @@ async function generate(sql: Sql, tenantId: string, n: number, perCustomer: numb
              (10000 + (i * 104729) % 5000000)::bigint as amount,
              case when i % 3 = 0 then 'paid' when i % 33 = 1 then 'canceled' else 'open' end as status,
              lower(substr(md5(random()::text || i), 1, 12)) as slug
-        from generate_series(0, ${n - 1}) i`;
+        from generate_series(0::bigint, ${n - 1}::bigint) i`;
     await tx`
       insert into payment_links (id, tenant_id, livemode, slug, amount_minor, currency, concepto, reusable, active, metadata, paid_at)
       select link, ${tenantId}, false, slug, amount, 'MXN', 'Factura ' || i, false, status = 'open', jsonb_build_object('receivable_id', id::text), case when status = 'paid' then due end from gen`;
