@@ -449,25 +449,30 @@ export class Receivables {
     const limit = Math.min(q.limit ?? LIST_DEFAULT, LIST_MAX);
     const now = await nowFor(sql, p.tenantId, p.livemode);
     const pos = q.cursor ? await receivableCursor.read(sql, p, q.cursor) : undefined;
-    const status =
-      q.status === 'overdue' ? sql`and (status = 'overdue' or (status = 'open' and due_date <= ${now}))`
-      : q.status === 'open' ? sql`and status = 'open' and due_date > ${now}`
-      : q.status ? sql`and status = ${q.status}`
-      : sql``;
-    const rows = await sql`
-      select *, created_at::text as created_key from receivables
-       where tenant_id = ${p.tenantId} and livemode = ${p.livemode} ${status}
-             ${q.customer_email ? sql`and customer_email = ${q.customer_email.trim().toLowerCase()}` : sql``}
-             ${q.due_from ? sql`and due_date >= ${new Date(q.due_from)}` : sql``}
-             ${q.due_to ? sql`and due_date < ${new Date(q.due_to)}` : sql``}
-             ${pos ? sql`and (created_at, id) < (${pos.c}::timestamptz, ${pos.i}::uuid)` : sql``}
-       order by created_at desc, id desc limit ${limit + 1}`;
+    const common = sql`
+      tenant_id = ${p.tenantId} and livemode = ${p.livemode}
+      ${q.customer_email ? sql`and customer_email = ${q.customer_email.trim().toLowerCase()}` : sql``}
+      ${q.due_from ? sql`and due_date >= ${new Date(q.due_from)}` : sql``}
+      ${q.due_to ? sql`and due_date < ${new Date(q.due_to)}` : sql``}
+      ${pos ? sql`and (created_at, id) < (${pos.c}::timestamptz, ${pos.i}::uuid)` : sql``}`;
+    const page = (stored: string | undefined, extra = sql``) => sql`
+      (select *, created_at::text as created_key from receivables
+        where ${common} ${stored ? sql`and status = ${stored}` : sql``} ${extra}
+        order by created_at desc, id desc limit ${limit + 1})`;
+    // Derived status: `overdue` is the stored 'overdue' plus the 'open' ones past due whose timer has
+    // not fired yet; each part is an ordered range of receivables_list_status, merged here.
+    const rows =
+      q.status === 'overdue'
+        ? await sql`select * from (${page('overdue')} union all ${page('open', sql`and due_date <= ${now}`)}) x order by created_at desc, id desc limit ${limit + 1}`
+        : q.status === 'open'
+          ? await page('open', sql`and due_date > ${now}`)
+          : await page(q.status);
     const hasMore = rows.length > limit;
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
+    const shown = rows.slice(0, limit);
+    const last = shown[shown.length - 1];
     return {
       object: 'list' as const,
-      data: page.map((r) => receivableView(toRow(r), now)),
+      data: shown.map((r) => receivableView(toRow(r), now)),
       has_more: hasMore,
       next_cursor: hasMore && last ? await receivableCursor.sign(sql, p, { c: last.created_key as string, i: last.id as string }) : undefined,
     };

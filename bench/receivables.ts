@@ -20,7 +20,8 @@ const DB = 'orq_bench_receivables';
 
 /**
  * N receivables of N / perCustomer customers: due dates spread over the 200 days before now and the
- * 60 after, a third paid, 3% canceled, amounts 100.00 to 50,099.00 MXN; each with its link.
+ * 60 after, a third paid, 3% canceled, amounts 100.00 to 50,099.00 MXN; each with its link. The
+ * unpaid ones past due are stored `overdue`, as their timers would have left them.
  */
 async function generate(sql: Sql, tenantId: string, n: number, perCustomer: number) {
   const customers = Math.max(1, Math.floor(n / perCustomer));
@@ -31,16 +32,16 @@ async function generate(sql: Sql, tenantId: string, n: number, perCustomer: numb
              'Cliente ' || (i % ${customers}) as name,
              now() - interval '200 days' + ((i * 7919) % 260) * interval '1 day' as due,
              (10000 + (i * 104729) % 5000000)::bigint as amount,
-             case when i % 3 = 0 then 'paid' when i % 33 = 1 then 'canceled' else 'open' end as status,
+             case when i % 3 = 0 then 'paid' when i % 33 = 1 then 'canceled' else 'open' end as state,
              lower(substr(md5(random()::text || i), 1, 12)) as slug
         from generate_series(0::bigint, ${n - 1}::bigint) i`;
     await tx`
       insert into payment_links (id, tenant_id, livemode, slug, amount_minor, currency, concepto, reusable, active, metadata, paid_at)
-      select link, ${tenantId}, false, slug, amount, 'MXN', 'Factura ' || i, false, status = 'open', jsonb_build_object('receivable_id', id::text), case when status = 'paid' then due end from gen`;
+      select link, ${tenantId}, false, slug, amount, 'MXN', 'Factura ' || i, false, state = 'open', jsonb_build_object('receivable_id', id::text), case when state = 'paid' then due end from gen`;
     await tx`
       insert into receivables (id, tenant_id, livemode, status, customer_name, customer_email, concepto, amount_minor, currency, due_date, payment_link_id, payment_link_slug, paid_at, canceled_at, created_at, updated_at)
-      select id, ${tenantId}, false, status, name, email, 'Factura ' || i, amount, 'MXN', due, link, slug,
-             case when status = 'paid' then due - interval '1 day' end, case when status = 'canceled' then due end, due - interval '30 days', due - interval '30 days' from gen`;
+      select id, ${tenantId}, false, case when state = 'open' and due <= now() then 'overdue' else state end, name, email, 'Factura ' || i, amount, 'MXN', due, link, slug,
+             case when state = 'paid' then due - interval '1 day' end, case when state = 'canceled' then due end, due - interval '30 days', due - interval '30 days' from gen`;
   });
   return customers;
 }

@@ -273,6 +273,11 @@ t.test('list: filters, cursor pagination, corrupt cursor', async (t) => {
   const due = await a.call('GET', `/v1/receivables?due_from=${encodeURIComponent(new Date(Date.now() + 2.5 * DAY * 1000).toISOString())}&due_to=${encodeURIComponent(new Date(Date.now() + 5.5 * DAY * 1000).toISOString())}`, { key: T.testKey });
   t.same(due.body.data.map((x: any) => x.amount_minor).sort(), [102, 103, 104], 'due range (half-open)');
   t.equal((await a.call('GET', '/v1/receivables?status=open&limit=100', { key: T.testKey })).body.data.length, 7);
+  // Past due by the clock while its timer has not fired yet (stored 'open'): listed as overdue already.
+  await a.app.deps.sql`update receivables set due_date = now() - interval '1 day' where id = ${ids[2]}`;
+  t.same((await a.call('GET', '/v1/receivables?status=overdue', { key: T.testKey })).body.data.map((x: any) => x.id), [ids[2]], 'overdue by the clock before the timer');
+  t.equal((await a.call('GET', '/v1/receivables?status=open&limit=100', { key: T.testKey })).body.data.length, 6);
+  t.equal((await get(ids[2], T.testKey)).body.status, 'overdue');
   const first = await a.call('GET', '/v1/receivables?limit=2', { key: T.testKey });
   const bad = first.body.next_cursor.slice(0, -2) + (first.body.next_cursor.endsWith('AA') ? 'AB' : 'AA');
   t.equal((await a.call('GET', `/v1/receivables?cursor=${bad}`, { key: T.testKey })).body.error.code, 'reports.invalid_cursor');

@@ -39,6 +39,8 @@ create table receivables (
   check ((customer_rfc is null) = (customer_uso_cfdi is null) and (customer_rfc is null) = (customer_regimen_fiscal is null) and (customer_rfc is null) = (customer_cp is null))
 );
 create index receivables_list on receivables (tenant_id, livemode, created_at desc, id desc);
+-- list filtered by status, newest first (the overdue filter reads 'overdue' and the few 'open' whose timer has not fired yet)
+create index receivables_list_status on receivables (tenant_id, livemode, status, created_at desc, id desc);
 create index receivables_customer on receivables (tenant_id, livemode, customer_email, due_date);
 -- ageing: the unpaid ones by due date
 create index receivables_unpaid on receivables (tenant_id, livemode, due_date) include (customer_email, customer_name, currency, amount_minor, created_at) where status in ('open', 'overdue');
