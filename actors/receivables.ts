@@ -460,10 +460,12 @@ export class Receivables {
         where ${common} ${stored ? sql`and status = ${stored}` : sql``} ${extra}
         order by created_at desc, id desc limit ${limit + 1})`;
     // Derived status: `overdue` is the stored 'overdue' plus the 'open' ones past due whose timer has
-    // not fired yet; each part is an ordered range of receivables_list_status, merged here.
+    // not fired yet (read first through receivables_open_due: normally none), merged newest first.
     const rows =
       q.status === 'overdue'
-        ? await sql`select * from (${page('overdue')} union all ${page('open', sql`and due_date <= ${now}`)}) x order by created_at desc, id desc limit ${limit + 1}`
+        ? await sql`
+            with lag as materialized (select id from receivables where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and status = 'open' and due_date <= ${now})
+            select * from (${page('overdue')} union all ${page(undefined, sql`and id in (select id from lag)`)}) x order by created_at desc, id desc limit ${limit + 1}`
         : q.status === 'open'
           ? await page('open', sql`and due_date > ${now}`)
           : await page(q.status);
@@ -509,13 +511,13 @@ export class Receivables {
     const now = await nowFor(sql, p.tenantId, p.livemode);
     const rows = await sql`
       with due as (
-        select customer_email, customer_name, currency, amount_minor, created_at,
+        select customer_email, customer_name, currency, amount_minor,
                floor(extract(epoch from (${now}::timestamptz - due_date)) / 86400)::int as days
           from receivables
          where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and status in ('open', 'overdue') and due_date <= ${now}
                ${q.customer_email ? sql`and customer_email = ${q.customer_email.trim().toLowerCase()}` : sql``}
                ${q.currency ? sql`and currency = ${q.currency}` : sql``})
-      select customer_email, currency, (array_agg(customer_name order by created_at desc))[1] as customer_name,
+      select customer_email, currency, max(customer_name) as customer_name,
              coalesce(sum(amount_minor) filter (where days <= 30), 0)::bigint as b0,
              coalesce(sum(amount_minor) filter (where days between 31 and 60), 0)::bigint as b1,
              coalesce(sum(amount_minor) filter (where days between 61 and 90), 0)::bigint as b2,

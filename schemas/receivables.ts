@@ -140,7 +140,7 @@ export const ageingRow = {
   required: ['customer_email', 'customer_name', 'currency', 'bucket0_to30_minor', 'bucket31_to60_minor', 'bucket61_to90_minor', 'bucket90_plus_minor', 'total_minor'],
   properties: {
     customer_email: { type: 'string' },
-    customer_name: { type: 'string' },
+    customer_name: { type: 'string', description: 'The name on the customer\'s unpaid receivables (the greatest, alphabetically, if they differ).' },
     currency: { type: 'string' },
     bucket0_to30_minor: { type: 'integer', description: 'Unpaid, 0 to 30 whole days past due (due today counts as 0).' },
     bucket31_to60_minor: { type: 'integer' },

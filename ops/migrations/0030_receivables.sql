@@ -41,7 +41,9 @@ create table receivables (
 create index receivables_list on receivables (tenant_id, livemode, created_at desc, id desc);
 -- list filtered by status, newest first (the overdue filter reads 'overdue' and the few 'open' whose timer has not fired yet)
 create index receivables_list_status on receivables (tenant_id, livemode, status, created_at desc, id desc);
+-- the 'open' ones past due whose timer has not fired yet (normally none): a tight range
+create index receivables_open_due on receivables (tenant_id, livemode, due_date) where status = 'open';
 create index receivables_customer on receivables (tenant_id, livemode, customer_email, due_date);
--- ageing: the unpaid ones by due date
-create index receivables_unpaid on receivables (tenant_id, livemode, due_date) include (customer_email, customer_name, currency, amount_minor, created_at) where status in ('open', 'overdue');
+-- ageing: the unpaid ones per customer and currency, read index-only (no sort of the rows)
+create index receivables_ageing on receivables (tenant_id, livemode, customer_email, currency) include (due_date, customer_name, amount_minor) where status in ('open', 'overdue');
 create index receivables_invoice_pending on receivables (updated_at) where invoice_status = 'pending';
