@@ -41,6 +41,13 @@ export async function publicGet(deps: { sql: Sql }, id: string, secret: string |
 
 export async function publicConfirm(deps: { sql: Sql; payments: Pick<PaymentIntents, 'confirm'> }, id: string, body: PublicConfirmBody) {
   const owner = await authorize(deps, id, body.client_secret);
+  // A link deactivated meanwhile (a canceled receivable) takes no more payments, even from an open page.
+  // (by the link's primary key: metadata is text, and a merchant's own metadata may hold anything)
+  const [link] = await deps.sql`
+    select l.active, l.paid_at from payment_intents pi join payment_links l
+        on l.id = case when pi.metadata->>'payment_link_id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then (pi.metadata->>'payment_link_id')::uuid end
+     where pi.id = ${id}`;
+  if (link && !link.active && !link.paid_at) throw new ApiError('payment_intent.not_confirmable', 'This payment link is no longer active.');
   const p = { ...owner, keyId: 'public_checkout', scopes: [] };
   const res = await deps.payments.confirm(p, id, { payment_token: body.payment_token, payment_method: body.payment_method, tip_minor: body.tip_minor });
   if ((res as { object?: string }).object === 'risk_review') {

@@ -13,7 +13,7 @@ import { hydrate, intentView } from './payment-intent-store.js';
 import type { Capability } from '../kernel/capability.js';
 
 const SLUG_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
-function slug(): string {
+export function slug(): string {
   let s = '';
   for (const b of randomBytes(12)) s += SLUG_ALPHABET[b % SLUG_ALPHABET.length];
   return s;
@@ -131,10 +131,11 @@ export const paymentLinksCapability: Capability = {
       on: 'payment_intent.succeeded',
       run: (e, { tx, at }) => {
         const linkId = (e.data as { metadata?: Record<string, string> | null }).metadata?.payment_link_id;
-        if (!linkId) return;
+        if (!linkId || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(linkId)) return;
+        // by primary key (`id::text = …` scanned every link of every tenant)
         tx`
           update payment_links set paid_at = coalesce(paid_at, ${at}), active = reusable
-           where id::text = ${linkId} and tenant_id = ${e.tenantId} and not reusable`;
+           where id = ${linkId} and tenant_id = ${e.tenantId} and not reusable`;
       },
     },
   ],

@@ -21,6 +21,7 @@ import { maintenanceCapability } from './maintenance.js';
 import { WebhookDelivery } from '../actors/webhook-delivery.js';
 import { Refunds } from '../actors/refunds.js';
 import { Invoices } from '../actors/invoices.js';
+import { Receivables } from '../actors/receivables.js';
 import { PaymentMethods } from '../actors/payment-methods.js';
 import { Router } from '../connectors/routing.js';
 import { SimAcquirer } from '../connectors/sim.js';
@@ -81,6 +82,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const refunds = new Refunds({ sql, actor, router, log, refundSettled: (intentId, attemptId) => payments.refundSettled(intentId, attemptId) });
   const secrets = resolveSecretBox(config);
   const invoices = new Invoices({ sql, actor, log, secrets });
+  const receivables = new Receivables({ sql, actor, log, payments, invoices, publicBaseUrl: config.publicBaseUrl });
   const cx = createConnect({ config, sql, log, secrets, actor, enqueue: (j) => runtime.jobs.enqueue(j) });
   const bx = createBillers({ sql, log, secrets, actor, onEvents: () => runtime.onEvents?.() });
   runtime.install(
@@ -92,6 +94,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     methods.capability(),
     paymentLinksCapability,
     bankStatementsCapability,
+    receivables.capability(),
     maintenanceCapability({ sql, log, retentionHours: config.idempotencyRetentionHours }),
   );
   metrics.setSharedCollectors({
@@ -123,6 +126,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     refunds,
     methods,
     invoices,
+    receivables,
     testClock: new TestClock({ sql, log, webhooks, sweepTimers: (tenantId, suffix) => runtime.sweep({ tenantId, suffix }) }),
     secrets,
     onboarding: cx.onboarding,

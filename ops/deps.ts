@@ -20,6 +20,7 @@ import type { SecretBox } from './secret-box.js';
 import type { ConnectServices } from './connect.js';
 import type { Invoices } from '../actors/invoices.js';
 import type { BillerServices } from './billers.js';
+import type { Receivables } from '../actors/receivables.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -54,4 +55,5 @@ export interface AppDeps {
   readonly invoices: Invoices;
   readonly billers: BillerServices['billers'];
   readonly recharges: BillerServices['recharges'];
+  readonly receivables: Receivables;
 }

@@ -6,6 +6,7 @@ import { timestamp, uuid } from './common.js';
 import { applicationResource, payoutResource } from './connect.js';
 import { creditNoteResource, invoicePaymentResource, invoiceResource } from './invoices.js';
 import { bagMovementResource } from './billers.js';
+import { receivableResource } from './receivables.js';
 
 export interface EventSpec {
   readonly summary: string;
@@ -99,11 +100,19 @@ export const INVOICE_EVENTS = {
   'credit_note.stamped': { summary: 'A credit note (CFDI egreso related with TipoRelacion 01) was stamped.', data: creditNoteResource },
 } as const satisfies Record<string, EventSpec>;
 
+/** Ours (docs/receivables.md): data = the receivable's projection at event time (phone masked). */
+export const RECEIVABLE_EVENTS = {
+  'receivable.paid': { summary: 'The payment link of a receivable was paid (any rail); committed with the payment itself.', data: receivableResource },
+  'receivable.overdue': { summary: 'A receivable passed its due date unpaid, by the tenant\'s clock (a durable timer, not polling).', data: receivableResource },
+  'receivable.canceled': { summary: 'A receivable was canceled; its payment link takes no more payments.', data: receivableResource },
+} as const satisfies Record<string, EventSpec>;
+
 export const EVENT_CATALOG = {
   ...PAYMENT_EVENTS,
   ...INVOICE_EVENTS,
   ...RECHARGE_EVENTS,
   ...CONNECT_EVENTS,
+  ...RECEIVABLE_EVENTS,
 } as const satisfies Record<string, EventSpec>;
 
 export type EventType = keyof typeof EVENT_CATALOG;

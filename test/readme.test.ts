@@ -58,6 +58,10 @@ t.test('the example session runs to the end as pasted', async (t) => {
   t.match(out, /"object":"webhook_endpoint","url":"http:\/\/localhost:3000\/webhooks"/, 'a local webhook endpoint is accepted');
   t.match(out, /\}stamped$/m, 'the invoice is stamped');
   t.match(out, /"object":"cash_cut"/, 'the cash cut answers');
+  t.match(out, /"object":"service_payment"[^}]*"status":"paid"/, 'the CFE bill is paid');
+  t.match(out, /"object":"recharge"[^}]*"phone_masked":"55\*{4}5678"[^}]*"status":"delivered"/, 'the recharge is delivered, its phone masked');
+  t.match(out, /https:\/\/wa\.me\/52\d{10}\?text=/, 'the receivable has its WhatsApp link');
+  t.match(out, /"object":"bank_statement"[^}]*"lines_total":1,"matched":1/, 'the statement line matches the SPEI payment');
   t.match(out, /"object":"health","status":"ok"/, 'ready');
   const pdf = await readFile(join(dir, 'factura.pdf'));
   t.equal(pdf.subarray(0, 5).toString(), '%PDF-', 'the invoice PDF was downloaded');

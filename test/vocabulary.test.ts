@@ -22,6 +22,8 @@ import { accountResource, applicationResource, payoutResource } from '../schemas
 import { servicePaymentMachine } from '../machines/service-payment.js';
 import { rechargeMachine } from '../machines/recharge.js';
 import { rechargeResource, servicePaymentResource } from '../schemas/billers.js';
+import { receivableMachine } from '../machines/receivable.js';
+import { receivableResource } from '../schemas/receivables.js';
 
 interface Resource {
   name: string;
@@ -41,6 +43,7 @@ const RESOURCES: Resource[] = [
   { name: 'invoice', machine: invoiceMachine, schema: invoiceResource as never, table: 'invoices' },
   { name: 'service_payment', machine: servicePaymentMachine, schema: servicePaymentResource as never, table: 'service_payments' },
   { name: 'recharge', machine: rechargeMachine, schema: rechargeResource as never, table: 'recharges' },
+  { name: 'receivable', machine: receivableMachine, schema: receivableResource as never, table: 'receivables' },
 ];
 
 /** The values a `status in (…)` check constraint accepts. */

@@ -14,6 +14,7 @@ import { reportRoutes } from './reports.js';
 import { connectRoutes } from './connect.js';
 import { billerRoutes } from './billers.js';
 import { bankStatementRoutes } from './bank-statements.js';
+import { receivableRoutes } from './receivables.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
@@ -23,6 +24,7 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   routes.push(...connectRoutes);
   routes.push(...billerRoutes);
   routes.push(...bankStatementRoutes);
+  routes.push(...receivableRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }
