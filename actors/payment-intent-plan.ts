@@ -32,9 +32,21 @@ export type IntentCommand =
   /** A refund of an attempt succeeded: the attempt (owned by this actor) becomes partially_refunded or refunded. */
   | { kind: 'refund_settled'; attemptId: string };
 
-/** A connector chosen for a new attempt. */
+/** A connector chosen for a new attempt, with the routing decision written beside the attempt (routing_decisions, id = attempt id). */
 export interface RouteChoice {
   connector: string;
+  decision?: {
+    method: string;
+    brand: string | null;
+    amount_minor: number;
+    currency: string;
+    candidates: unknown[];
+    chosen: string;
+    reason: 'cheapest' | 'retry' | 'dunning';
+    default_connector: string | null;
+    default_fee_minor: number | null;
+    chosen_fee_minor: number;
+  };
 }
 
 /** What `prepare` read or decided outside the transaction (all optional: each command uses its part). */
@@ -156,7 +168,7 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
   let review: Record<string, unknown> | undefined;
   const capturing = effects.some((a) => a.type === 'postCapture');
 
-  const newAttempt = (connector: string, method: string, token: string | null) => {
+  const newAttempt = (connector: string, method: string, token: string | null, route?: RouteChoice) => {
     const id = env.newId();
     const a: AttemptRow = {
       id,
@@ -187,6 +199,9 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
         amount_minor: a.amount_minor, currency: a.currency, payment_token: token, provider_key: a.provider_key, created_at: at, updated_at: at,
       },
     });
+    if (route?.decision) {
+      writes.push({ op: 'insert', table: 'routing_decisions', row: { id, tenant_id: a.tenant_id, livemode: a.livemode, payment_intent_id: intent.id, ...route.decision, candidates: route.decision.candidates as never, created_at: at } });
+    }
     attempts.push(a);
     open = a;
     updated.last_error = null;
@@ -198,13 +213,13 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
     switch (a.type) {
       case 'openAttempt':
         if (!charge?.route) throw new ApiError('payment_intent.no_route');
-        newAttempt(charge.route.connector, charge.method, charge.token ?? null);
+        newAttempt(charge.route.connector, charge.method, charge.token ?? null, charge.route);
         break;
       case 'openRetryAttempt': {
         // The declined attempt was written just above (the one-open-attempt index needs that order).
         const declined = attempts.find((x) => x.id === h.open?.id);
         if (!prep.retry || !declined) throw new Error('retry without a next connector');
-        newAttempt(prep.retry.connector, declined.method, h.open?.payment_token ?? null);
+        newAttempt(prep.retry.connector, declined.method, h.open?.payment_token ?? null, prep.retry);
         break;
       }
       case 'openReview': {
@@ -250,6 +265,10 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
           },
         });
         const openId = open.id;
+        // The routing decision learns the first answer of its attempt (scores: authorization rate, latency).
+        if (evidence && open.status === 'pending') {
+          writes.push({ op: 'update', table: 'routing_decisions', id: openId, set: { outcome: evidence.kind, latency_ms: Math.max(0, at.getTime() - new Date(open.created_at).getTime()), answered_at: at } });
+        }
         attempts = attempts.map((x) => (x.id === openId ? merged : x));
         open = merged;
         for (const act of as.effects) {

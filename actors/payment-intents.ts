@@ -18,10 +18,10 @@ import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import type { DueTimer } from '../kernel/timers.js';
 import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
 import { ProviderUnavailable, type PaymentMethod, type ProviderOutcome } from '../connectors/acquirer.js';
-import type { Router } from '../connectors/routing.js';
+import type { Candidate, FeeTable, Router } from '../connectors/routing.js';
 import { paymentIntentMachine } from '../machines/payment-intent.js';
 import type { ConfirmBody, CreatePaymentIntentBody, ListIntentsQuery } from '../schemas/payment-intents.js';
-import { EXPIRE_TIMER, planIntentStep, type IntentCommand, type IntentJobs, type IntentPrep, type IntentResult } from './payment-intent-plan.js';
+import { EXPIRE_TIMER, planIntentStep, type IntentCommand, type IntentJobs, type IntentPrep, type IntentResult, type RouteChoice } from './payment-intent-plan.js';
 import { hydrate, intentView, toIntentRow, type AttemptRow, type HydratedIntent, type IntentRow } from './payment-intent-store.js';
 import { evaluate, loadRules } from './risk.js';
 
@@ -40,7 +40,9 @@ export interface PaymentsDeps {
   /** Enqueues a declared job now (a notice received, a refund settled). */
   enqueue(job: JobRequest): Promise<void>;
   /** Resolves a saved payment method for a one-click confirm (connector and reusable token), or throws the spec's error. */
-  savedMethod?: (tenantId: string, livemode: boolean, id: string) => Promise<{ connector: string; token: string; customerId: string }>;
+  savedMethod?: (tenantId: string, livemode: boolean, id: string) => Promise<{ connector: string; token: string; customerId: string; brand?: string }>;
+  /** The tenant's routing table for a mode (actors/routing.ts); the router's default table without it. */
+  routingTable?: (tenantId: string, livemode: boolean) => Promise<{ table: FeeTable; defaultKey?: string }>;
 }
 
 const RECEIPT_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
@@ -265,15 +267,17 @@ export class PaymentIntents {
         let method = cmd.body.payment_method!;
         let token = cmd.body.payment_token;
         let customerId: string | undefined;
+        let saved: { connector: string; brand?: string } | undefined;
         if (cmd.body.payment_method_id) {
           if (!this.d.savedMethod) throw new ApiError('payment_method.not_found');
-          const saved = await this.d.savedMethod(intent.tenant_id, intent.livemode, cmd.body.payment_method_id);
+          const s = await this.d.savedMethod(intent.tenant_id, intent.livemode, cmd.body.payment_method_id);
           method = 'card';
-          token = saved.token;
-          customerId = saved.customerId;
+          token = s.token;
+          customerId = s.customerId;
+          saved = s;
         }
         const tip = cmd.body.tip_minor ?? intent.tip_minor; // spec: sent replaces, omitted keeps
-        const route = this.d.router.route(method, intent.livemode);
+        const route = await this.choose(intent, method, intent.amount_minor + tip, [], saved ? 'saved' : 'cheapest', saved);
         const risk = route
           ? evaluate(h.rules ?? (await loadRules(this.d.sql, intent.tenant_id)), {
               amount_minor: intent.amount_minor,
@@ -284,24 +288,28 @@ export class PaymentIntents {
               metadata: intent.metadata,
             })
           : { verdict: 'allow' as const };
-        return { charge: { method, token, tip, route: route ? { connector: route.connector.key } : undefined, risk: risk.verdict, ruleId: risk.ruleId, customerId } };
+        return { charge: { method, token, tip, route, risk: risk.verdict, ruleId: risk.ruleId, customerId } };
       }
       case 'review': {
         const req = h.review?.request ?? {};
         const method = String(req.payment_method);
-        const route = this.d.router.route(method, intent.livemode);
         const tip = typeof req.tip_minor === 'number' ? req.tip_minor : intent.tip_minor;
-        return { charge: { method, token: req.payment_token as string | undefined, tip, route: route ? { connector: route.connector.key } : undefined, risk: 'allow' } };
+        const route = await this.choose(intent, method, intent.amount_minor + tip, [], 'cheapest');
+        return { charge: { method, token: req.payment_token as string | undefined, tip, route, risk: 'allow' } };
       }
       case 'evidence': {
         const open = h.open;
         if (!open || open.id !== cmd.attemptId) return {};
         if (cmd.outcome.kind === 'soft_decline') {
+          // Cross-connector retry: the cheapest eligible connector not tried yet for this intent.
           const tried = h.attempts.map((a) => a.connector_key);
-          const next = this.d.router.next(open.method, intent.livemode, tried);
-          return next ? { retry: { connector: next.connector.key } } : {};
+          const retry = await this.choose(intent, open.method, open.amount_minor, tried, 'retry');
+          return retry ? { retry } : {};
         }
-        if (cmd.outcome.kind === 'captured') return { feeMinor: this.d.router.fee(open.connector_key, open.method, open.amount_minor) };
+        if (cmd.outcome.kind === 'captured') {
+          const t = await this.tableOf(intent);
+          return { feeMinor: this.d.router.fee(open.connector_key, open.method, open.amount_minor, t.table[open.connector_key] ? t.table : undefined) };
+        }
         return {};
       }
       case 'refund_settled': {
@@ -311,6 +319,43 @@ export class PaymentIntents {
       default:
         return {};
     }
+  }
+
+  private tableOf(intent: IntentRow) {
+    return this.d.routingTable ? this.d.routingTable(intent.tenant_id, intent.livemode) : Promise.resolve({ table: this.d.router.defaultTable(), defaultKey: undefined });
+  }
+
+  /**
+   * The connector a new attempt goes to, with the decision recorded beside it: the cheapest
+   * eligible connector of the tenant's table on this total (`saved`: a saved card stays on the
+   * connector that keeps it; `retry`: skipping the connectors this intent already tried).
+   */
+  private async choose(intent: IntentRow, method: string, totalMinor: number, tried: string[], why: 'cheapest' | 'retry' | 'saved', saved?: { connector: string; brand?: string }): Promise<RouteChoice | undefined> {
+    const t = await this.tableOf(intent);
+    let table = t.table;
+    if (saved) table = { [saved.connector]: t.table[saved.connector] ?? this.d.router.defaultTable()[saved.connector] ?? {} };
+    const ranked = this.d.router.rank(method, intent.livemode, totalMinor, { table, tried, brand: saved?.brand });
+    if (!ranked.chosen) return undefined;
+    const chosen = ranked.chosen.connector.key;
+    const defaultKey = t.defaultKey ?? Object.keys(t.table)[0];
+    const defaultFees = defaultKey ? t.table[defaultKey]?.[method] : undefined;
+    const defaultFee = defaultFees ? this.d.router.fee(defaultKey!, method, totalMinor, t.table, saved?.brand) : null;
+    return {
+      connector: chosen,
+      decision: {
+        method,
+        brand: saved?.brand ?? null,
+        amount_minor: totalMinor,
+        currency: intent.currency,
+        candidates: ranked.candidates as Candidate[],
+        chosen,
+        reason: why === 'retry' ? 'retry' : 'cheapest',
+        // Savings are counted only where routing had a choice: a saved card has none.
+        default_connector: why === 'saved' ? null : defaultKey ?? null,
+        default_fee_minor: why === 'saved' ? null : defaultFee,
+        chosen_fee_minor: ranked.chosen.feeMinor,
+      },
+    };
   }
 
   // ---- worker side ---------------------------------------------------------------------------

@@ -21,7 +21,8 @@ import { WebhookDelivery } from '../actors/webhook-delivery.js';
 import { Refunds } from '../actors/refunds.js';
 import { Invoices } from '../actors/invoices.js';
 import { PaymentMethods } from '../actors/payment-methods.js';
-import { Router } from '../connectors/routing.js';
+import { Router, SIM_B_FEES, SIM_FEES } from '../connectors/routing.js';
+import { Routing } from '../actors/routing.js';
 import { SimAcquirer } from '../connectors/sim.js';
 import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
 import type { Config } from './config.js';
@@ -69,15 +70,19 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   });
   const actor = runtime.actor;
   const sim = new SimAcquirer(sql, config.publicBaseUrl);
-  const router = new Router({ sim });
+  // sim_b: the second simulated card connector (issue 20); a tenant enables it in its routing table.
+  const simB = new SimAcquirer(sql, config.publicBaseUrl, undefined, 'sim_b');
+  const router = new Router({ sim, sim_b: simB }, { sim: SIM_FEES });
+  const secrets = resolveSecretBox(config);
+  const routing = new Routing({ sql, readSql, router, secrets, publishedFees: { sim: SIM_FEES, sim_b: SIM_B_FEES } });
   const methods = new PaymentMethods({ sql, actor, router, log });
   const payments = new PaymentIntents({
     sql, readSql, actor, router, log,
     enqueue: (j) => runtime.jobs.enqueue(j),
     savedMethod: (tenantId, livemode, id) => methods.chargeable(sql, tenantId, livemode, id),
+    routingTable: (tenantId, livemode) => routing.tableFor(tenantId, livemode),
   });
   const refunds = new Refunds({ sql, actor, router, log, refundSettled: (intentId, attemptId) => payments.refundSettled(intentId, attemptId) });
-  const secrets = resolveSecretBox(config);
   const invoices = new Invoices({ sql, actor, log, secrets });
   const cx = createConnect({ config, sql, log, secrets, actor, enqueue: (j) => runtime.jobs.enqueue(j) });
   runtime.install(
@@ -112,6 +117,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     queues,
     runtime,
     router,
+    routing,
     sim,
     payments,
     webhooks,

@@ -19,6 +19,7 @@ import type { SimAcquirer } from '../connectors/sim.js';
 import type { SecretBox } from './secret-box.js';
 import type { ConnectServices } from './connect.js';
 import type { Invoices } from '../actors/invoices.js';
+import type { Routing } from '../actors/routing.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -38,6 +39,8 @@ export interface AppDeps {
   /** Jobs, timers, reactions and the entity actor of every installed capability. */
   readonly runtime: Runtime;
   readonly router: Router;
+  /** Per-tenant routing tables, decisions and scores (issue 20). */
+  readonly routing: Routing;
   readonly sim: SimAcquirer;
   readonly payments: PaymentIntents;
   readonly webhooks: WebhookDelivery;

@@ -81,8 +81,8 @@ t.test('payment intent: soft decline closes the attempt, then retries on the nex
   const retry = planIntentStep(hydrated(intent({ status: 'processing' }), [a]), decline, env(), { retry: { connector: 'sim_b' } }, jobs);
   t.equal(retry.set?.status, 'processing', 'still processing');
   const order = retry.writes!.map((w) => `${w.op} ${w.table}`);
-  t.same(order, ['update attempts', 'insert attempts'], 'the declined attempt is written before the new one (one open attempt per intent)');
-  const newRow = (retry.writes![1] as { row: Record<string, unknown> }).row;
+  t.same(order, ['update attempts', 'update routing_decisions', 'insert attempts'], 'the declined attempt (and its decision\'s answer) is written before the new one (one open attempt per intent)');
+  const newRow = (retry.writes![2] as { row: Record<string, unknown> }).row;
   t.same([newRow.connector_key, newRow.payment_token], ['sim_b', 'tok_x'], 'on the next connector, with the same token');
   t.same(retry.events, []);
   const final = planIntentStep(hydrated(intent({ status: 'processing' }), [a]), decline, env(), {}, jobs);
