@@ -66,6 +66,9 @@ const lostRace = (e: unknown) => {
 
 const isTransient = (e: unknown) => e instanceof ProviderUnavailable || e instanceof LockBusy;
 
+/** What a real adapter needs besides the key: the tenant (its credentials) and the amount (Conekta's capture). */
+const ctxOf = (a: AttemptRow) => ({ tenantId: a.tenant_id, livemode: a.livemode, amountMinor: a.amount_minor, currency: a.currency });
+
 type AttemptJob = { intentId: string; attemptId: string; settle?: boolean };
 
 export class PaymentIntents {
@@ -390,7 +393,7 @@ export class PaymentIntents {
       const connector = this.d.router.connector(attempt.connector_key);
       const mayHaveCalled = info.attemptsMade > 0 || info.stalled || d.settle === true;
       const outcome =
-        (mayHaveCalled ? await this.connectorCall(attempt, 'retrieve', () => connector.retrieve(attempt.provider_key)) : null) ??
+        (mayHaveCalled ? await this.connectorCall(attempt, 'retrieve', () => connector.retrieve(attempt.provider_key, ctxOf(attempt))) : null) ??
         (await this.connectorCall(attempt, 'charge', () =>
           connector.charge({
             idempotencyKey: attempt.provider_key,
@@ -413,7 +416,7 @@ export class PaymentIntents {
     return this.underLock(d.intentId, async (h) => {
       const attempt = h.attempts.find((a) => a.id === d.attemptId);
       if (!attempt || attempt.status !== 'authorized') return { skipped: `attempt is ${attempt?.status ?? 'unknown'}` };
-      const outcome = await this.connectorCall(attempt, 'capture', () => this.d.router.connector(attempt.connector_key).capture(attempt.provider_key));
+      const outcome = await this.connectorCall(attempt, 'capture', () => this.d.router.connector(attempt.connector_key).capture(attempt.provider_key, ctxOf(attempt)));
       await this.evidence(h, attempt, outcome, 'connector');
       return { outcome: outcome.kind };
     });
@@ -422,7 +425,7 @@ export class PaymentIntents {
   private async voidAttempt(d: AttemptJob) {
     const h = await hydrate(this.d.sql, d.intentId);
     const attempt = h?.attempts.find((a) => a.id === d.attemptId);
-    if (attempt) await this.connectorCall(attempt, 'void', () => this.d.router.connector(attempt.connector_key).void(attempt.provider_key));
+    if (attempt) await this.connectorCall(attempt, 'void', () => this.d.router.connector(attempt.connector_key).void(attempt.provider_key, ctxOf(attempt)));
     return { voided: !!attempt };
   }
 
@@ -452,7 +455,7 @@ export class PaymentIntents {
     if (n.processed_at) return { skipped: 'processed' };
     return this.underLock(n.payment_intent_id as string, async (h) => {
       const attempt = h.attempts.find((a) => a.id === n.attempt_id);
-      const outcome = attempt ? await this.connectorCall(attempt, 'retrieve', () => this.d.router.connector(attempt.connector_key).retrieve(attempt.provider_key)) : null;
+      const outcome = attempt ? await this.connectorCall(attempt, 'retrieve', () => this.d.router.connector(attempt.connector_key).retrieve(attempt.provider_key, ctxOf(attempt))) : null;
       if (!attempt || !outcome) {
         // The provider does not know the attempt: nothing to apply; the notice is done with.
         await this.d.sql`update inbox set processed_at = now() where id = ${inboxId} and processed_at is null`;
@@ -471,7 +474,7 @@ export class PaymentIntents {
     return this.underLock(t.entityId, async (h) => {
       const open = h.open;
       if (open && open.status === 'requires_action') {
-        const outcome = await this.connectorCall(open, 'retrieve', () => this.d.router.connector(open.connector_key).retrieve(open.provider_key));
+        const outcome = await this.connectorCall(open, 'retrieve', () => this.d.router.connector(open.connector_key).retrieve(open.provider_key, ctxOf(open)));
         if (outcome && outcome.kind !== 'action_required') {
           await this.evidence(h, open, outcome, 'inbound');
           return { settled: outcome.kind };

@@ -81,6 +81,8 @@ const METHODS_WITH_BODY = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
 export const READ_HEADERS = [
   'authorization', 'x-admin-key', 'idempotency-key', 'content-length', 'content-type', 'host', 'accept',
   'x-service-client-secret', 'x-forwarded-for', 'traceparent', 'tracestate', 'baggage',
+  // Conekta signs its webhook deliveries in DIGEST (routes declared rawBody; docs/routing.md)
+  'digest',
 ] as const;
 const HEADER_INDEX = new Map<string, number>(READ_HEADERS.map((h, i) => [h, i]));
 const H = Object.fromEntries(READ_HEADERS.map((h, i) => [h, i])) as Record<(typeof READ_HEADERS)[number], number>;
@@ -253,6 +255,8 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     params: Record<string, string> = {};
     query: unknown = undefined;
     body: unknown = undefined;
+    /** The body as received, for routes that verify a signature over it (RouteDef.rawBody). */
+    rawBody: string | undefined = undefined;
     principal!: Principal;
     idem?: IdempotencyHandle;
     span: Span = NO_SPAN;
@@ -458,6 +462,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       if (this.bodyState === READ && c.body) {
         const text = this.bodyText;
         this.bodyText = '';
+        if (c.def.rawBody) this.rawBody = text;
         if (text.trim() === '') parsed = {};
         else {
           const type = this.hv[H['content-type']];

@@ -33,6 +33,14 @@ export interface ChargeRequest {
   now: Date;
 }
 
+/** Who an operation after the charge is for: real adapters need the tenant's credentials (and Conekta's capture the amount). */
+export interface CallContext {
+  tenantId: string;
+  livemode: boolean;
+  amountMinor?: number;
+  currency?: string;
+}
+
 export type RefundOutcome = { kind: 'succeeded'; providerRef: string } | { kind: 'failed'; code: string; message: string };
 
 export type SaveOutcome = { kind: 'saved'; providerRef: string; brand: string; last4: string } | { kind: 'failed'; code: string; message: string };
@@ -45,9 +53,9 @@ export interface Acquirer {
   /** Idempotent on idempotencyKey: a repeat returns the first outcome and moves no money. */
   charge(req: ChargeRequest): Promise<ProviderOutcome>;
   /** What the provider knows of a key; null when it never saw it. */
-  retrieve(idempotencyKey: string): Promise<ProviderOutcome | null>;
-  capture(idempotencyKey: string): Promise<ProviderOutcome>;
-  void(idempotencyKey: string): Promise<ProviderOutcome>;
+  retrieve(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome | null>;
+  capture(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome>;
+  void(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome>;
   /** Refunds part or all of a captured charge; idempotent on idempotencyKey. */
   refund(req: { idempotencyKey: string; chargeKey: string; amountMinor: number; currency: string; tenantId: string; livemode: boolean }): Promise<RefundOutcome>;
   /** Exchanges a single-use token for a reusable reference (card on file); idempotent on idempotencyKey. */
