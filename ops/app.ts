@@ -23,6 +23,10 @@ import { Invoices } from '../actors/invoices.js';
 import { PaymentMethods } from '../actors/payment-methods.js';
 import { Router, SIM_B_FEES, SIM_FEES } from '../connectors/routing.js';
 import { Routing } from '../actors/routing.js';
+import { ConektaAcquirer } from '../connectors/card/conekta.js';
+import { OpenpayAcquirer } from '../connectors/card/openpay.js';
+import { SqlKeyBook } from '../connectors/card/key-book.js';
+import { CardWebhooks } from '../actors/card-webhooks.js';
 import { SimAcquirer } from '../connectors/sim.js';
 import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
 import type { Config } from './config.js';
@@ -72,9 +76,14 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const sim = new SimAcquirer(sql, config.publicBaseUrl);
   // sim_b: the second simulated card connector (issue 20); a tenant enables it in its routing table.
   const simB = new SimAcquirer(sql, config.publicBaseUrl, undefined, 'sim_b');
-  const router = new Router({ sim, sim_b: simB }, { sim: SIM_FEES });
+  // Real card connectors: a tenant enables them with its credentials (PUT /v1/routing/connectors/{key}).
+  const book = new SqlKeyBook(sql);
+  const credsOf = (key: string) => (tenantId: string, livemode: boolean) => routing.credentialsFor(tenantId, livemode, key);
+  const conekta = new ConektaAcquirer({ baseUrl: config.conektaApiUrl, timeoutMs: config.cardTimeoutMs, book, credentials: credsOf('conekta') });
+  const openpay = new OpenpayAcquirer({ baseUrl: config.openpayApiUrl, sandboxUrl: config.openpaySandboxUrl, timeoutMs: config.cardTimeoutMs, book, credentials: credsOf('openpay') });
+  const router = new Router({ sim, sim_b: simB, conekta, openpay }, { sim: SIM_FEES });
   const secrets = resolveSecretBox(config);
-  const routing = new Routing({ sql, readSql, router, secrets, publishedFees: { sim: SIM_FEES, sim_b: SIM_B_FEES } });
+  const routing: Routing = new Routing({ sql, readSql, router, secrets, publishedFees: { sim: SIM_FEES, sim_b: SIM_B_FEES } });
   const methods = new PaymentMethods({ sql, actor, router, log });
   const payments = new PaymentIntents({
     sql, readSql, actor, router, log,
@@ -118,6 +127,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     runtime,
     router,
     routing,
+    cardWebhooks: new CardWebhooks({ sql, routing, payments }),
     sim,
     payments,
     webhooks,

@@ -20,6 +20,7 @@ import type { SecretBox } from './secret-box.js';
 import type { ConnectServices } from './connect.js';
 import type { Invoices } from '../actors/invoices.js';
 import type { Routing } from '../actors/routing.js';
+import type { CardWebhooks } from '../actors/card-webhooks.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -41,6 +42,8 @@ export interface AppDeps {
   readonly router: Router;
   /** Per-tenant routing tables, decisions and scores (issue 20). */
   readonly routing: Routing;
+  /** Inbound notices of the real card connectors (POST /webhooks/in/{conekta|openpay}/{tenantId}). */
+  readonly cardWebhooks: CardWebhooks;
   readonly sim: SimAcquirer;
   readonly payments: PaymentIntents;
   readonly webhooks: WebhookDelivery;

@@ -12,7 +12,7 @@ import { publicRoutes } from './public.js';
 import { invoiceRoutes } from './invoices.js';
 import { reportRoutes } from './reports.js';
 import { connectRoutes } from './connect.js';
-import { routingRoutes } from './routing.js';
+import { cardWebhookRoutes, routingRoutes } from './routing.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
@@ -20,7 +20,7 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   routes.push(...invoiceRoutes);
   routes.push(...reportRoutes);
   routes.push(...connectRoutes);
-  routes.push(...routingRoutes);
+  routes.push(...routingRoutes, ...cardWebhookRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

@@ -44,6 +44,8 @@ export function mapOpenpayError(body: Record<string, unknown>): Mapped & { messa
 }
 
 export interface OpenpayOptions extends HttpOptions {
+  /** Test-mode keys go to Openpay's sandbox (baseUrl is live). */
+  sandboxUrl?: string;
   credentials: CredentialsFor;
   book: KeyBook;
 }
@@ -59,10 +61,11 @@ export class OpenpayAcquirer implements Acquirer {
     return method === 'card';
   }
 
-  private async auth(tenantId: string, livemode: boolean): Promise<{ headers: Record<string, string>; base: string } | null> {
+  private async auth(tenantId: string, livemode: boolean): Promise<{ headers: Record<string, string>; base: string; http: HttpOptions } | null> {
     const c = await this.o.credentials(tenantId, livemode);
     if (!c) return null;
-    return { headers: { authorization: `Basic ${Buffer.from(`${c.private_key}:`).toString('base64')}` }, base: `/v1/${encodeURIComponent(c.merchant_id!)}` };
+    const http = { baseUrl: livemode ? this.o.baseUrl : this.o.sandboxUrl ?? this.o.baseUrl, timeoutMs: this.o.timeoutMs };
+    return { headers: { authorization: `Basic ${Buffer.from(`${c.private_key}:`).toString('base64')}` }, base: `/v1/${encodeURIComponent(c.merchant_id!)}`, http };
   }
 
   private chargeOutcome(ch: unknown): ProviderOutcome {
@@ -104,7 +107,7 @@ export class OpenpayAcquirer implements Acquirer {
   async charge(req: ChargeRequest): Promise<ProviderOutcome> {
     const au = await this.auth(req.tenantId, req.livemode);
     if (!au) return { kind: 'hard_decline', code: 'invalid_credentials', message: 'No Openpay credentials are stored for this tenant and mode.' };
-    const a = await callJson(this.o, 'POST', `${au.base}/charges`, au.headers, {
+    const a = await callJson(au.http, 'POST', `${au.base}/charges`, au.headers, {
       method: 'card',
       source_id: req.paymentToken,
       amount: pesos(req.amountMinor),
@@ -123,10 +126,10 @@ export class OpenpayAcquirer implements Acquirer {
     return outcome;
   }
 
-  private async chargeIdFor(key: string, au: { headers: Record<string, string>; base: string }): Promise<string | null> {
+  private async chargeIdFor(key: string, au: { headers: Record<string, string>; base: string; http: HttpOptions }): Promise<string | null> {
     const known = await this.o.book.get(this.key, key);
     if (known) return known;
-    const a = await callJson(this.o, 'GET', `${au.base}/charges?order_id=${encodeURIComponent(key)}`, au.headers);
+    const a = await callJson(au.http, 'GET', `${au.base}/charges?order_id=${encodeURIComponent(key)}`, au.headers);
     faultIf5xx(a, 'Openpay charge search');
     if (a.status !== 200 || !Array.isArray(a.json)) malformed(`charge search answered HTTP ${a.status}`);
     const hit = (a.json as unknown[]).find((c) => isObj(c) && c.order_id === key) as Record<string, unknown> | undefined;
@@ -139,7 +142,7 @@ export class OpenpayAcquirer implements Acquirer {
     if (!au) throw new ProviderUnavailable('No Openpay credentials to ask with');
     const id = await this.chargeIdFor(idempotencyKey, au);
     if (!id) return null;
-    const a = await callJson(this.o, 'GET', `${au.base}/charges/${encodeURIComponent(id)}`, au.headers);
+    const a = await callJson(au.http, 'GET', `${au.base}/charges/${encodeURIComponent(id)}`, au.headers);
     faultIf5xx(a, 'Openpay charge read');
     if (a.status === 404) return null;
     if (a.status !== 200) malformed(`charge read answered HTTP ${a.status}`);
@@ -152,7 +155,7 @@ export class OpenpayAcquirer implements Acquirer {
     if (!au) throw new ProviderUnavailable('No Openpay credentials');
     const id = await this.chargeIdFor(idempotencyKey, au);
     if (!id) throw new ProviderUnavailable(`Openpay: no charge for ${idempotencyKey} to capture`);
-    const a = await callJson(this.o, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/capture`, au.headers, ctx.amountMinor ? { amount: pesos(ctx.amountMinor) } : {});
+    const a = await callJson(au.http, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/capture`, au.headers, ctx.amountMinor ? { amount: pesos(ctx.amountMinor) } : {});
     // 1003: not capturable (already captured or cancelled): the charge says what it is.
     if (a.status === 422) return (await this.retrieve(idempotencyKey, ctx)) ?? malformed('capture refused for an unknown charge');
     return this.answer(a, async () => (await this.retrieve(idempotencyKey, ctx)) ?? malformed('duplicate capture of an unknown charge'));
@@ -165,7 +168,7 @@ export class OpenpayAcquirer implements Acquirer {
     if (!au) throw new ProviderUnavailable('No Openpay credentials');
     const id = await this.chargeIdFor(idempotencyKey, au);
     if (!id) throw new ProviderUnavailable(`Openpay: no charge for ${idempotencyKey} to void`);
-    const a = await callJson(this.o, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/refund`, au.headers, { description: 'void' });
+    const a = await callJson(au.http, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/refund`, au.headers, { description: 'void' });
     return this.answer(a, async () => (await this.retrieve(idempotencyKey, ctx)) ?? malformed('void of an unknown charge'));
   }
 
@@ -176,7 +179,7 @@ export class OpenpayAcquirer implements Acquirer {
     if (!au) return { kind: 'failed', code: 'invalid_credentials', message: 'No Openpay credentials are stored for this tenant and mode.' };
     const id = await this.chargeIdFor(req.chargeKey, au);
     if (!id) return { kind: 'failed', code: 'charge_not_found', message: 'Openpay does not know the charge.' };
-    const a = await callJson(this.o, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/refund`, au.headers, { description: req.idempotencyKey, amount: pesos(req.amountMinor) });
+    const a = await callJson(au.http, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/refund`, au.headers, { description: req.idempotencyKey, amount: pesos(req.amountMinor) });
     if (a.status !== 200) {
       faultIf5xx(a, 'Openpay refund');
       const m = isObj(a.json) ? mapOpenpayError(a.json) : undefined;

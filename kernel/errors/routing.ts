@@ -9,6 +9,8 @@ export const ROUTING_ERRORS = {
   'routing.invalid_credentials': inv('`credentials` lacks a field the connector needs (conekta: `private_key`, optional `webhook_public_key`; openpay: `merchant_id`, `private_key`, optional `webhook_user`/`webhook_password`).'),
   'routing.connector_not_found': inv('This connector is not configured for this key\'s mode.'),
   'routing.invalid_query': inv('A query parameter is malformed (`limit` 1–100, `payment_intent` a UUID).'),
+  'webhook_in.invalid_signature': inv('The delivery is not signed by the provider with the key the tenant stored (Conekta: DIGEST over the raw body with `webhook_public_key`; Openpay: the webhook\'s user and password), or no key is stored.'),
+  'webhook_in.invalid_body': inv('The delivery is not an event of this provider.'),
   'balance.invalid_currency': inv('`currency` must be an ISO 4217 code.'),
   'signup.invalid_body': inv('`email` (an address), `legal_name` (1–200 characters) and `password` (10–200 characters) are required.'),
   'signup.email_conflict': inv('This email already signed up (pending or verified).'),
