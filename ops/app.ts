@@ -27,6 +27,7 @@ import { ConektaAcquirer } from '../connectors/card/conekta.js';
 import { OpenpayAcquirer } from '../connectors/card/openpay.js';
 import { SqlKeyBook } from '../connectors/card/key-book.js';
 import { CardWebhooks } from '../actors/card-webhooks.js';
+import { Signups } from '../actors/signups.js';
 import { SimAcquirer } from '../connectors/sim.js';
 import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
 import type { Config } from './config.js';
@@ -128,6 +129,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     router,
     routing,
     cardWebhooks: new CardWebhooks({ sql, routing, payments }),
+    signups: new Signups({ sql, secrets }),
     sim,
     payments,
     webhooks,

@@ -21,6 +21,7 @@ import type { ConnectServices } from './connect.js';
 import type { Invoices } from '../actors/invoices.js';
 import type { Routing } from '../actors/routing.js';
 import type { CardWebhooks } from '../actors/card-webhooks.js';
+import type { Signups } from '../actors/signups.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -44,6 +45,8 @@ export interface AppDeps {
   readonly routing: Routing;
   /** Inbound notices of the real card connectors (POST /webhooks/in/{conekta|openpay}/{tenantId}). */
   readonly cardWebhooks: CardWebhooks;
+  /** Public signup (POST /public/signup, /verify; GET /admin/signups). */
+  readonly signups: Signups;
   readonly sim: SimAcquirer;
   readonly payments: PaymentIntents;
   readonly webhooks: WebhookDelivery;

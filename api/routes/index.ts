@@ -13,6 +13,7 @@ import { invoiceRoutes } from './invoices.js';
 import { reportRoutes } from './reports.js';
 import { connectRoutes } from './connect.js';
 import { cardWebhookRoutes, routingRoutes } from './routing.js';
+import { signupRoutes } from './signup.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
@@ -20,7 +21,7 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   routes.push(...invoiceRoutes);
   routes.push(...reportRoutes);
   routes.push(...connectRoutes);
-  routes.push(...routingRoutes, ...cardWebhookRoutes);
+  routes.push(...routingRoutes, ...cardWebhookRoutes, ...signupRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }
