@@ -34,6 +34,13 @@ export const SIM_B_FEES: Partial<Record<PaymentMethod, FeeSchedule>> = {
   card: { bps: 250, fixedMinor: 300 },
 };
 
+/**
+ * Days after a capture until the connector pays it to the merchant (GET /v1/balance: `available`).
+ * The simulators' are ours; Conekta's and Openpay's are assumptions to confirm with each merchant's
+ * contract (docs/routing.md), not published figures.
+ */
+export const SETTLEMENT_DAYS: Record<string, number> = { sim: 1, sim_b: 2, conekta: 2, openpay: 1 };
+
 export const DEFAULT_TABLE: FeeTable = { sim: SIM_FEES };
 
 export const feeFor = (s: FeeSchedule, totalMinor: number) => Math.round((totalMinor * s.bps) / 10_000) + s.fixedMinor;

@@ -189,3 +189,29 @@ t.test('scores: authorization rate and latency per connector', async (t) => {
   const live = await a.call('GET', '/v1/routing/scores', { key: ten.liveKey });
   t.same(live.body.data, [], 'the other mode sees nothing');
 });
+
+t.test('balance: what each connector owes, pending then available on its schedule (tenant clock)', async (t) => {
+  const ten = await a.newTenant('Routing balance');
+  await twoConnectors(ten);
+  await charge(ten.testKey, 100000, 'tok_sim_ok'); // sim_b: 100000 - 2800
+  await charge(ten.testKey, 5000, 'tok_sim_ok'); // sim: 5000 - 395
+  await charge(ten.testKey, 100000, 'tok_sim_insufficient'); // declined: nothing owed
+  const b0 = await a.call('GET', '/v1/balance', { key: ten.testKey });
+  t.equal(b0.status, 200, b0.text);
+  t.match(b0.body, { object: 'balance', livemode: false, available: [], pending: [{ currency: 'MXN', amount_minor: 97200 + 4605 }] });
+  t.same(b0.body.by_connector, [
+    { connector_key: 'sim', currency: 'MXN', available_minor: 0, pending_minor: 4605, settlement_delay_days: 1 },
+    { connector_key: 'sim_b', currency: 'MXN', available_minor: 0, pending_minor: 97200, settlement_delay_days: 2 },
+  ]);
+  await a.call('POST', '/v1/test/clock/advance', { key: ten.testKey, body: { seconds: 86400 + 60 } });
+  const b1 = await a.call('GET', '/v1/balance', { key: ten.testKey });
+  t.match(b1.body, { available: [{ currency: 'MXN', amount_minor: 4605 }], pending: [{ currency: 'MXN', amount_minor: 97200 }] }, 'sim pays after one day');
+  await a.call('POST', '/v1/test/clock/advance', { key: ten.testKey, body: { seconds: 86400 } });
+  const b2 = await a.call('GET', '/v1/balance', { key: ten.testKey });
+  t.match(b2.body, { available: [{ currency: 'MXN', amount_minor: 101805 }], pending: [{ currency: 'MXN', amount_minor: 0 }] });
+  t.same((await a.call('GET', '/v1/balance?currency=USD', { key: ten.testKey })).body.by_connector, []);
+  const bad = await a.call('GET', '/v1/balance?currency=usd', { key: ten.testKey });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.error.code, 'balance.invalid_currency');
+  t.same((await a.call('GET', '/v1/balance', { key: ten.liveKey })).body.by_connector, [], 'live mode owes nothing');
+});

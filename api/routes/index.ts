@@ -12,7 +12,7 @@ import { publicRoutes } from './public.js';
 import { invoiceRoutes } from './invoices.js';
 import { reportRoutes } from './reports.js';
 import { connectRoutes } from './connect.js';
-import { cardWebhookRoutes, routingRoutes } from './routing.js';
+import { balanceRoutes, cardWebhookRoutes, routingRoutes } from './routing.js';
 import { signupRoutes } from './signup.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
@@ -21,7 +21,7 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   routes.push(...invoiceRoutes);
   routes.push(...reportRoutes);
   routes.push(...connectRoutes);
-  routes.push(...routingRoutes, ...cardWebhookRoutes, ...signupRoutes);
+  routes.push(...routingRoutes, ...cardWebhookRoutes, ...signupRoutes, ...balanceRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

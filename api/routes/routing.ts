@@ -1,6 +1,7 @@
 // Routing (issue 20; docs/routing.md): the tenant's connector table per mode, the decisions
 // recorded with each attempt, the connectors' recent scores.
 import type { PutConnectorBody } from '../../actors/routing.js';
+import { balance } from '../../actors/balance.js';
 import { decisionsQuery, putConnectorBody, routingConnectorList, routingConnectorResource, routingDecisionResource, routingScoreList } from '../../schemas/routing.js';
 import { pageOf } from '../../schemas/common.js';
 import { defineRoute } from '../route.js';
@@ -104,5 +105,23 @@ export const cardWebhookRoutes = [
     responses: { 200: { description: 'Acknowledgement', schema: ack } },
     errors: ['webhook_in.invalid_signature', 'webhook_in.invalid_body'],
     handler: async (ctx) => ({ status: 200, body: await ctx.deps.cardWebhooks.openpay(ctx.params.tenantId!, ctx.body, ctx.header('authorization')) }),
+  }),
+];
+
+export const balanceRoutes = [
+  defineRoute<unknown, { currency?: string }>({
+    method: 'GET',
+    path: '/v1/balance',
+    auth: 'api_key',
+    scope: 'payments:read',
+    query: { type: 'object', additionalProperties: false, properties: { currency: { type: 'string', maxLength: 3, 'x-error-code': 'balance.invalid_currency' } } },
+    summary: 'What the connectors owe the merchant: pending and available, per currency and connector',
+    description:
+      'Orquesta holds no funds: this reads each connector\'s receivable in the ledger (captures less fees, refunds and disputes). ' +
+      'A capture becomes `available` `settlement_delay_days` after it (by the account\'s clock; sim 1, sim_b 2, conekta 2, openpay 1), `pending` before. Optional `currency` filter.',
+    tags: ['Routing'],
+    responses: { 200: { description: 'The balance', schema: { type: 'object', required: ['object', 'available', 'pending', 'by_connector'], properties: { object: { const: 'balance' }, livemode: { type: 'boolean' }, as_of: { type: 'string', format: 'date-time' }, available: { type: 'array', items: { type: 'object' } }, pending: { type: 'array', items: { type: 'object' } }, by_connector: { type: 'array', items: { type: 'object' } } } } } },
+    errors: ['balance.invalid_currency'],
+    handler: async (ctx) => ({ status: 200, body: await balance(ctx.deps, ctx.principal, ctx.query) }),
   }),
 ];
