@@ -21,11 +21,13 @@ import { ProviderUnavailable, type PaymentMethod, type ProviderOutcome } from '.
 import type { Candidate, FeeTable, Router } from '../connectors/routing.js';
 import { paymentIntentMachine } from '../machines/payment-intent.js';
 import type { ConfirmBody, CreatePaymentIntentBody, ListIntentsQuery } from '../schemas/payment-intents.js';
-import { EXPIRE_TIMER, planIntentStep, type IntentCommand, type IntentJobs, type IntentPrep, type IntentResult, type RouteChoice } from './payment-intent-plan.js';
+import { DUNNING_TIMER, EXPIRE_TIMER, planIntentStep, type IntentCommand, type IntentJobs, type IntentPrep, type IntentResult, type RouteChoice } from './payment-intent-plan.js';
 import { hydrate, intentView, toIntentRow, type AttemptRow, type HydratedIntent, type IntentRow } from './payment-intent-store.js';
 import { evaluate, loadRules } from './risk.js';
 
 export const PI_QUEUE = 'pi';
+/** Dunning waits: 1 day after the first soft decline, then 2 and 2 more (days 1, 3 and 5), by the tenant's clock. */
+export const DUNNING_GAPS_DAYS = [1, 2, 2] as const;
 export { EXPIRE_TIMER };
 export { LockBusy };
 
@@ -281,6 +283,10 @@ export class PaymentIntents {
         }
         const tip = cmd.body.tip_minor ?? intent.tip_minor; // spec: sent replaces, omitted keeps
         const route = await this.choose(intent, method, intent.amount_minor + tip, [], saved ? 'saved' : 'cheapest', saved);
+        if (route?.decision && cmd.body.payment_method_id) {
+          route.decision.payment_method_id = cmd.body.payment_method_id;
+          route.decision.off_session = cmd.body.off_session === true;
+        }
         const risk = route
           ? evaluate(h.rules ?? (await loadRules(this.d.sql, intent.tenant_id)), {
               amount_minor: intent.amount_minor,
@@ -306,14 +312,34 @@ export class PaymentIntents {
         if (cmd.outcome.kind === 'soft_decline') {
           // Cross-connector retry: the cheapest eligible connector not tried yet for this intent.
           const tried = h.attempts.map((a) => a.connector_key);
-          const retry = await this.choose(intent, open.method, open.amount_minor, tried, 'retry');
-          return retry ? { retry } : {};
+          // A saved card's reference belongs to its connector: it is never retried on another one.
+          const d = await this.dunningState(intent.id);
+          if (!d.paymentMethodId) {
+            const retry = await this.choose(intent, open.method, open.amount_minor, tried, 'retry');
+            if (retry) return { retry };
+          }
+          return this.dunningAfter(h, d);
         }
         if (cmd.outcome.kind === 'captured') {
           const t = await this.tableOf(intent);
           return { feeMinor: this.d.router.fee(open.connector_key, open.method, open.amount_minor, t.table[open.connector_key] ? t.table : undefined) };
         }
         return {};
+      }
+      case 'dunning': {
+        // Under the intent's lock: only the timer as still set fires (two copies of its job may both have passed the due check).
+        const [current] = await this.d.sql`
+          select 1 from timers where kind = ${DUNNING_TIMER} and entity_id = ${intent.id} and due_at = ${cmd.dueAt} and fired_at is null`;
+        if (!current) return {};
+        const d = await this.dunningState(intent.id);
+        if (!d.offSession || !d.paymentMethodId || !this.d.savedMethod) return {};
+        const last = h.attempts[h.attempts.length - 1];
+        if (!last) return {};
+        const s = await this.d.savedMethod(intent.tenant_id, intent.livemode, d.paymentMethodId).catch(() => undefined);
+        if (!s) return {};
+        const route = await this.choose(intent, last.method, last.amount_minor, [], 'saved', s);
+        if (route?.decision) Object.assign(route.decision, { reason: 'dunning', off_session: true, payment_method_id: d.paymentMethodId });
+        return route ? { retry: route, retryToken: s.token } : {};
       }
       case 'refund_settled': {
         const [r] = await this.d.sql`select coalesce(sum(amount_minor), 0)::bigint as total from refunds where attempt_id = ${cmd.attemptId} and status = 'succeeded'`;
@@ -322,6 +348,22 @@ export class PaymentIntents {
       default:
         return {};
     }
+  }
+
+  /** Whether the intent is an off-session charge of a saved card, and how many dunning retries it had. */
+  private async dunningState(intentId: string) {
+    const [r] = await this.d.sql`
+      select bool_or(off_session) as off_session, (array_agg(payment_method_id order by created_at) filter (where payment_method_id is not null))[1] as pm,
+             count(*) filter (where reason = 'dunning')::int as retries
+        from routing_decisions where payment_intent_id = ${intentId}`;
+    return { offSession: r?.off_session === true, paymentMethodId: (r?.pm as string | null) ?? null, retries: (r?.retries as number) ?? 0 };
+  }
+
+  /** After an off-session soft decline with no other connector: the next dunning day (1, 3, 5 days after the first decline), or none left. */
+  private async dunningAfter(h: HydratedIntent, d: { offSession: boolean; retries: number }): Promise<IntentPrep> {
+    if (!d.offSession || d.retries >= DUNNING_GAPS_DAYS.length) return {};
+    const now = Date.now() + h.clockOffsetMs;
+    return { dunningDueAt: new Date(now + DUNNING_GAPS_DAYS[d.retries]! * 86400_000) };
   }
 
   private tableOf(intent: IntentRow) {
@@ -497,7 +539,10 @@ export class PaymentIntents {
       name: 'payment_intents',
       queues: { [PI_QUEUE]: 'default' },
       jobs: [this.executeJob, this.captureJob, this.voidJob, this.noticeJob, this.refundSettledJob],
-      timers: [{ kind: EXPIRE_TIMER, queue: PI_QUEUE, fire: (t) => this.expire(t), transient: isTransient }],
+      timers: [
+        { kind: EXPIRE_TIMER, queue: PI_QUEUE, fire: (t) => this.expire(t), transient: isTransient },
+        { kind: DUNNING_TIMER, queue: PI_QUEUE, fire: (t) => this.d.actor.run(this.def, undefined, t.entityId, { kind: 'dunning', dueAt: t.dueAt }, { waitMs: 2000, worker: true }), transient: isTransient },
+      ],
       reconcilers: [
         {
           name: 'attempts waiting on the provider',
