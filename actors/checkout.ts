@@ -48,7 +48,7 @@ export async function publicConfirm(deps: { sql: Sql; payments: Pick<PaymentInte
   return publicView(res as unknown as IntentRow & { total_minor: number });
 }
 
-export async function checkoutConfig(deps: { sql: Sql }, id: string, secret: string | undefined) {
+export async function checkoutConfig(deps: { sql: Sql; routing?: { tokenizerFor(tenantId: string, livemode: boolean): Promise<unknown> } }, id: string, secret: string | undefined) {
   const owner = await authorize(deps, id, secret);
   const [row] = await deps.sql`
     select pi.*, t.name as merchant, l.concepto from payment_intents pi join tenants t on t.id = pi.tenant_id
@@ -69,5 +69,7 @@ export async function checkoutConfig(deps: { sql: Sql }, id: string, secret: str
     concepto: (row.concepto as string | null) ?? null,
     test_mode: !owner.livemode,
     test_tokens: owner.livemode ? null : TEST_TOKENS,
+    // Live mode: the card connector's browser tokenizer (web/tokenize.js); no card number reaches Orquesta.
+    card_tokenizer: owner.livemode && deps.routing ? await deps.routing.tokenizerFor(owner.tenantId, true) : null,
   };
 }

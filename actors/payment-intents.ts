@@ -281,6 +281,12 @@ export class PaymentIntents {
           customerId = s.customerId;
           saved = s;
         }
+        // A token made by a connector's browser tokenizer (web/tokenize.js) is `<connector>:<token>`: it can only be charged there.
+        const bound = !saved && token ? /^(conekta|openpay):(.+)$/.exec(token) : null;
+        if (bound) {
+          token = bound[2];
+          saved = { connector: bound[1]! };
+        }
         const tip = cmd.body.tip_minor ?? intent.tip_minor; // spec: sent replaces, omitted keeps
         const route = await this.choose(intent, method, intent.amount_minor + tip, [], saved ? 'saved' : 'cheapest', saved);
         if (route?.decision && cmd.body.payment_method_id) {
@@ -312,9 +318,9 @@ export class PaymentIntents {
         if (cmd.outcome.kind === 'soft_decline') {
           // Cross-connector retry: the cheapest eligible connector not tried yet for this intent.
           const tried = h.attempts.map((a) => a.connector_key);
-          // A saved card's reference belongs to its connector: it is never retried on another one.
+          // A saved card's reference (or a browser tokenizer's token) belongs to its connector: never retried on another one.
           const d = await this.dunningState(intent.id);
-          if (!d.paymentMethodId) {
+          if (!d.paymentMethodId && !d.bound) {
             const retry = await this.choose(intent, open.method, open.amount_minor, tried, 'retry');
             if (retry) return { retry };
           }
@@ -354,9 +360,11 @@ export class PaymentIntents {
   private async dunningState(intentId: string) {
     const [r] = await this.d.sql`
       select bool_or(off_session) as off_session, (array_agg(payment_method_id order by created_at) filter (where payment_method_id is not null))[1] as pm,
-             count(*) filter (where reason = 'dunning')::int as retries
+             count(*) filter (where reason = 'dunning')::int as retries,
+             -- a saved card or a tokenizer's token: routed without a choice (no default to compare with)
+             bool_or(reason = 'cheapest' and default_connector is null) as bound
         from routing_decisions where payment_intent_id = ${intentId}`;
-    return { offSession: r?.off_session === true, paymentMethodId: (r?.pm as string | null) ?? null, retries: (r?.retries as number) ?? 0 };
+    return { offSession: r?.off_session === true, paymentMethodId: (r?.pm as string | null) ?? null, retries: (r?.retries as number) ?? 0, bound: r?.bound === true };
   }
 
   /** After an off-session soft decline with no other connector: the next dunning day (1, 3, 5 days after the first decline), or none left. */

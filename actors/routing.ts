@@ -156,6 +156,23 @@ export class Routing {
     return { object: 'routing_connector' as const, connector_key: key, deleted: true };
   }
 
+  /**
+   * The browser tokenizer the checkout uses for cards in this mode (docs/routing.md "Live checkout"):
+   * the default real connector when it has a public key, else the first real one that has. Public
+   * keys only; null when none is configured.
+   */
+  async tokenizerFor(tenantId: string, livemode: boolean): Promise<{ connector: string; public_key: string; merchant_id?: string; sandbox: boolean } | null> {
+    const rows = await this.d.sql`
+      select connector_key from routing_connectors
+       where tenant_id = ${tenantId} and livemode = ${livemode} and enabled and credentials_sealed is not null and connector_key in ('conekta', 'openpay')
+       order by is_default desc, created_at, connector_key`;
+    for (const r of rows) {
+      const c = await this.credentialsFor(tenantId, livemode, r.connector_key as string);
+      if (c?.public_key) return { connector: r.connector_key as string, public_key: c.public_key, ...(c.merchant_id ? { merchant_id: c.merchant_id } : {}), sandbox: !livemode };
+    }
+    return null;
+  }
+
   /** A real connector's credentials in clear, in memory only (the adapters), or null. */
   async credentialsFor(tenantId: string, livemode: boolean, key: string): Promise<Record<string, string> | null> {
     const [row] = await this.d.sql`select credentials_sealed from routing_connectors where tenant_id = ${tenantId} and livemode = ${livemode} and connector_key = ${key}`;

@@ -117,3 +117,25 @@ t.test('webhooks: Conekta signature, Openpay Basic, chargebacks open disputes', 
   t.equal(cb2.status, 200);
   t.match((await a.call('GET', '/v1/disputes', { key: ten2.testKey })).body.data, [{ attempt_id: op.attempts[0].id, reason: 'product_not_received' }]);
 });
+
+t.test('a tokenizer-bound token (<connector>:<token>) is charged on that connector only; live checkout config names the tokenizer', async (t) => {
+  const ten = await a.newTenant('Bound tokens');
+  await enable(ten); // openpay is the cheaper
+  const bound = await charge(ten.testKey, 50000, 'conekta:tok_test_visa_4242');
+  t.match(bound.attempts, [{ connector_key: 'conekta', status: 'captured' }], 'routed to the token\'s connector, not the cheapest');
+  t.equal(conekta.paidFor(`orq_att_${bound.attempts[0].id}`), 1, 'charged with the bare token');
+  const declined = await charge(ten.testKey, 50000, 'conekta:tok_test_card_declined');
+  t.equal(declined.attempts.length, 1);
+  const d = (await a.call('GET', `/v1/routing/decisions?payment_intent=${bound.id}`, { key: ten.testKey })).body.data[0];
+  t.match(d, { chosen: 'conekta', saved_minor: 0, default_connector: undefined }, 'no saving claimed: routing had no choice');
+  // live: the checkout config names the tokenizer with public keys only
+  await a.call('PUT', '/v1/routing/connectors/openpay', { key: ten.liveKey, body: { fees: { card: { bps: 250, fixed_minor: 250 } }, credentials: { merchant_id: openpay.merchantId, private_key: openpay.privateKey, public_key: 'pk_fake_public' } } });
+  const pi = await a.call('POST', '/v1/payment_intents', { key: ten.liveKey, body: { amount_minor: 1000, currency: 'MXN' }, headers: idem() });
+  const cfg = await a.call('GET', `/public/payment_intents/${pi.body.id}/checkout-config`, { headers: { 'x-service-client-secret': pi.body.client_secret } });
+  t.equal(cfg.status, 200, cfg.text);
+  t.same(cfg.body.card_tokenizer, { connector: 'openpay', public_key: 'pk_fake_public', merchant_id: openpay.merchantId, sandbox: false });
+  t.notMatch(cfg.text, openpay.privateKey);
+  const testPi = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 1000, currency: 'MXN' }, headers: idem() });
+  const testCfg = await a.call('GET', `/public/payment_intents/${testPi.body.id}/checkout-config`, { headers: { 'x-service-client-secret': testPi.body.client_secret } });
+  t.equal(testCfg.body.card_tokenizer, undefined, 'test mode keeps the sim token list');
+});

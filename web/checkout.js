@@ -81,12 +81,15 @@
         });
       }));
       var fields = el('div', { class: 'orq-fields' });
+      var tokenizer = null;
       if (state.method === 'card') {
         if (cfg.test_mode) {
           var sel = el('select', { id: 'orq-token', 'data-testid': 'token-select', 'aria-label': 'Tarjeta de prueba' },
             (cfg.test_tokens || []).map(function (t) { return el('option', { value: t, text: TOKEN_LABEL[t] || t }); }));
           fields.appendChild(el('label', { for: 'orq-token', text: 'Tarjeta de prueba' }));
           fields.appendChild(sel);
+        } else if (cfg.card_tokenizer && window.OrqTokenize) {
+          tokenizer = window.OrqTokenize.mount(fields, cfg.card_tokenizer); // web/tokenize.js: the card goes to the connector only
         } else {
           fields.appendChild(el('label', { for: 'orq-token', text: 'Token de tarjeta' }));
           fields.appendChild(el('input', { id: 'orq-token', 'data-testid': 'token-input', autocomplete: 'off' }));
@@ -101,8 +104,9 @@
           pay.disabled = true;
           var tokenEl = root.querySelector('#orq-token');
           var token = state.method === 'card' ? (tokenEl && tokenEl.value) : state.method;
-          if (!token) { error.textContent = 'Falta la tarjeta.'; pay.disabled = false; return; }
-          api('POST', '/public/payment_intents/' + id + '/confirm', { client_secret: secret, payment_token: token, payment_method: state.method, tip_minor: state.tip })
+          if (!token && !(tokenizer && state.method === 'card')) { error.textContent = 'Falta la tarjeta.'; pay.disabled = false; return; }
+          (tokenizer && state.method === 'card' ? tokenizer.tokenize() : Promise.resolve(token))
+            .then(function (tok) { return api('POST', '/public/payment_intents/' + id + '/confirm', { client_secret: secret, payment_token: tok, payment_method: state.method, tip_minor: state.tip }); })
             .then(function (pi) { renderStatus(pi); poll(); })
             .catch(function (e) { error.textContent = e.message; pay.disabled = false; });
         }

@@ -110,6 +110,7 @@ export const publicRoutes: RouteDef[] = [
     handler: async (ctx) => ({ status: 200, contentType: 'image/svg+xml', text: await QRCode.toString(ctx.query.data, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' }) }),
   }),
   asset('checkout.js', 'application/javascript'),
+  asset('tokenize.js', 'application/javascript'),
   asset('checkout.css', 'text/css'),
   asset('demo.js', 'application/javascript'),
   asset('sim-3ds.js', 'application/javascript'),
