@@ -65,10 +65,10 @@
             window.OpenPay.setId(cfg.merchant_id);
             window.OpenPay.setApiKey(cfg.public_key);
             window.OpenPay.setSandboxMode(!!cfg.sandbox);
-            if (window.OpenPay.deviceData) window.OpenPay.deviceData.setup();
+            var device = window.OpenPay.deviceData ? window.OpenPay.deviceData.setup() : '';
             window.OpenPay.token.create(
               { holder_name: f.name.el.value, card_number: v('number'), cvv2: v('cvc'), expiration_month: v('month'), expiration_year: v('year').slice(-2) },
-              function (resp) { resolve('openpay:' + resp.data.id); },
+              function (resp) { resolve('openpay:' + resp.data.id + (device ? '#' + device : '')); },
               function (err) { reject(new Error((err && err.data && err.data.description) || 'Tarjeta rechazada.')); });
           }
         });

@@ -107,9 +107,12 @@ export class OpenpayAcquirer implements Acquirer {
   async charge(req: ChargeRequest): Promise<ProviderOutcome> {
     const au = await this.auth(req.tenantId, req.livemode);
     if (!au) return { kind: 'hard_decline', code: 'invalid_credentials', message: 'No Openpay credentials are stored for this tenant and mode.' };
+    // The browser tokenizer sends `<token>#<device_session_id>` (web/tokenize.js: OpenPay.deviceData.setup()).
+    const [sourceId, deviceSessionId] = (req.paymentToken ?? '').split('#', 2);
     const a = await callJson(au.http, 'POST', `${au.base}/charges`, au.headers, {
       method: 'card',
-      source_id: req.paymentToken,
+      source_id: sourceId,
+      ...(deviceSessionId ? { device_session_id: deviceSessionId } : {}),
       amount: pesos(req.amountMinor),
       currency: req.currency,
       description: 'Orquesta',

@@ -35,6 +35,13 @@ t.test('amounts go as decimal pesos', async (t) => {
   t.equal(c.amount, 123.45);
 });
 
+t.test('a browser token carries the device session id (token#device)', async (t) => {
+  const r = req('tok_ok#dsess_123');
+  t.equal((await openpay.charge(r)).kind, 'captured');
+  const c = [...fake.charges.values()].find((x) => x.order_id === r.idempotencyKey)!;
+  t.equal(c.device_session_id, 'dsess_123');
+});
+
 t.test('decline families and the soft decline', async (t) => {
   t.match(await openpay.charge(req('tok_declined')), { kind: 'hard_decline', code: 'card_declined' });
   t.match(await openpay.charge(req('tok_insufficient')), { kind: 'hard_decline', code: 'insufficient_funds' });

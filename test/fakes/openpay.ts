@@ -30,7 +30,7 @@ export class FakeOpenpay extends CardFake {
   private newCharge(body: any, status: string, extra: Record<string, unknown> = {}): Charge {
     const c: Charge = {
       id: `tr${(++this.n).toString().padStart(10, '0')}`, authorization: status === 'completed' ? '801585' : null, operation_type: 'in', transaction_type: 'charge', method: 'card',
-      status, amount: body.amount, currency: body.currency, order_id: body.order_id, description: body.description, creation_date: new Date().toISOString(),
+      status, amount: body.amount, currency: body.currency, order_id: body.order_id, description: body.description, creation_date: new Date().toISOString(), device_session_id: body.device_session_id,
       card: { type: 'debit', brand: 'visa', card_number: '411111XXXXXX1111' }, ...extra,
     };
     this.charges.set(c.id, c);
