@@ -49,6 +49,8 @@ export interface Acquirer {
   readonly key: string;
   /** A simulator (test mode only): live mode never routes to it (architecture invariant 9). */
   readonly simulated: boolean;
+  /** false: this adapter cannot keep cards on file yet (saving answers payment_method.no_route at once). */
+  readonly savesMethods?: boolean;
   supports(method: PaymentMethod): boolean;
   /** Idempotent on idempotencyKey: a repeat returns the first outcome and moves no money. */
   charge(req: ChargeRequest): Promise<ProviderOutcome>;

@@ -138,7 +138,7 @@ export class Router {
   /** Whether a connector can keep a card on file in this mode. */
   canSave(key: string, livemode: boolean): boolean {
     const c = this.connectors[key];
-    return !!c && !(livemode && c.simulated);
+    return !!c && c.savesMethods !== false && !(livemode && c.simulated);
   }
 
   connector(key: string): Acquirer {

@@ -139,3 +139,12 @@ t.test('a tokenizer-bound token (<connector>:<token>) is charged on that connect
   const testCfg = await a.call('GET', `/public/payment_intents/${testPi.body.id}/checkout-config`, { headers: { 'x-service-client-secret': testPi.body.client_secret } });
   t.equal(testCfg.body.card_tokenizer, undefined, 'test mode keeps the sim token list');
 });
+
+t.test('saving a card with a real connector is refused at once (not wired yet)', async (t) => {
+  const ten = await a.newTenant('No save');
+  await enable(ten);
+  const c = await a.call('POST', '/v1/customers', { key: ten.testKey, body: {} });
+  const r = await a.call('POST', `/v1/customers/${c.body.id}/payment_methods`, { key: ten.testKey, body: { payment_token: 'tok_test_visa_4242', connector: 'conekta' }, headers: idem() });
+  t.equal(r.status, 400);
+  t.equal(r.body.error.code, 'payment_method.no_route');
+});

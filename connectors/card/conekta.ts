@@ -71,6 +71,7 @@ export interface ConektaOptions extends HttpOptions {
 export class ConektaAcquirer implements Acquirer {
   readonly key = 'conekta';
   readonly simulated = false;
+  readonly savesMethods = false;
   constructor(private o: ConektaOptions) {}
 
   supports(method: PaymentMethod): boolean {

@@ -55,6 +55,7 @@ const pesos = (minor: number) => Math.round(minor) / 100;
 export class OpenpayAcquirer implements Acquirer {
   readonly key = 'openpay';
   readonly simulated = false;
+  readonly savesMethods = false;
   constructor(private o: OpenpayOptions) {}
 
   supports(method: PaymentMethod): boolean {
