@@ -732,7 +732,7 @@ async function main(): Promise<number> {
 
   // 2b. Routing over two connectors (--routing): the same load with the tenant's table = sim + sim_b,
   // each confirm ranking both and recording its decision; compared with the single-connector run above.
-  let routing: { run: ChainResult; cpu: CpuReport; ratio: number; byConnector: Record<string, number> } | undefined;
+  let routing: { run: ChainResult; cpu: CpuReport; ratio: number; byConnector: Record<string, number>; singleAfter: number } | undefined;
   if (o.routing) {
     for (const [k, body] of [['sim', { default: true }], ['sim_b', {}]] as const) {
       const r = await call(base(), 'PUT', `/v1/routing/connectors/${k}`, auth, body);
@@ -749,8 +749,17 @@ async function main(): Promise<number> {
     if (rd.pending > 0) failures.push(`routing run: ${rd.pending} attempts still pending after the drain`);
     const rows = await appSql`select chosen, count(*)::int as n from routing_decisions where tenant_id = ${tenantId} group by chosen`;
     const byConnector = Object.fromEntries(rows.map((r) => [r.chosen as string, r.n as number]));
-    routing = { run: rr, cpu: rcpu, ratio: rr.confirm.rps / run.confirm.rps, byConnector };
-    process.stdout.write(`${fmt(rr.confirm.rps)} confirms/s (p50 ${fmt(rr.confirm.p50, 1)} ms, p99 ${fmt(rr.confirm.p99, 1)} ms) = ${routing.ratio.toFixed(3)}x the single-connector run; decisions ${JSON.stringify(byConnector)}\n`);
+    process.stdout.write(`${fmt(rr.confirm.rps)} confirms/s (p50 ${fmt(rr.confirm.p50, 1)} ms, p99 ${fmt(rr.confirm.p99, 1)} ms); decisions ${JSON.stringify(byConnector)}\n`);
+    // The single connector again, after (the database grew and autovacuum may run): routing is compared with the mean of both.
+    const del = await call(base(), 'DELETE', '/v1/routing/connectors/sim_b', auth);
+    if (del.status !== 200) throw new Error(`DELETE sim_b answered ${del.status}`);
+    await sleep(3500);
+    process.stdout.write(`single connector again ${o.duration} s… `);
+    const after = await chainRun(app.port, key, o.duration, o.connections);
+    await drain(o['drain-timeout']);
+    const singleMean = (run.confirm.rps + after.confirm.rps) / 2;
+    routing = { run: rr, cpu: rcpu, ratio: rr.confirm.rps / singleMean, byConnector, singleAfter: after.confirm.rps };
+    process.stdout.write(`${fmt(after.confirm.rps)} confirms/s; routing = ${routing.ratio.toFixed(3)}x the mean of the single-connector runs before and after\n`);
     for (const [st, n] of Object.entries(rr.confirm.statuses)) if (st !== '200') failures.push(`routing run confirm: ${n} x HTTP ${st}`);
   }
 
@@ -845,7 +854,7 @@ async function main(): Promise<number> {
   if (routing) {
     out.push(
       `routing over two connectors (sim + sim_b, cheapest per charge, decision recorded): ${fmt(routing.run.confirm.rps)} confirms/s, p50 ${fmt(routing.run.confirm.p50, 1)} ms, p99 ${fmt(routing.run.confirm.p99, 1)} ms ` +
-        `vs single connector ${fmt(run.confirm.rps)} confirms/s in the same run: ${routing.ratio.toFixed(3)}x (target >= 0.90x: ${routing.ratio >= 0.9 ? 'met' : 'NOT met'}); ` +
+        `vs single connector ${fmt(run.confirm.rps)} confirms/s before and ${fmt(routing.singleAfter)} after, in the same run: ${routing.ratio.toFixed(3)}x their mean (target >= 0.90x: ${routing.ratio >= 0.9 ? 'met' : 'NOT met'}); ` +
         `machine disturbance ${fmt(disturbance(routing.cpu))}% vs ${fmt(disturbance(cpu))}% of a core`,
     );
   }
