@@ -84,7 +84,7 @@ export async function putCheckoutSettings(deps: { sql: Sql }, p: Pick<Principal,
   return { object: 'checkout_settings' as const, ...settingsView(row.settings) };
 }
 
-export async function checkoutConfig(deps: { sql: Sql }, id: string, secret: string | undefined) {
+export async function checkoutConfig(deps: { sql: Sql; routing?: { tokenizerFor(tenantId: string, livemode: boolean): Promise<unknown> } }, id: string, secret: string | undefined) {
   const owner = await authorize(deps, id, secret);
   const [row] = await deps.sql`
     select pi.*, t.name as merchant, t.settings, l.concepto, fp.self_invoice_slug,
@@ -122,5 +122,7 @@ export async function checkoutConfig(deps: { sql: Sql }, id: string, secret: str
     awaiting_capture: row.status === 'processing' && row.attempt_status === 'authorized',
     test_mode: !owner.livemode,
     test_tokens: owner.livemode ? null : TEST_TOKENS,
+    // Live mode: the card connector's browser tokenizer (web/tokenize.js); no card number reaches Orquesta.
+    card_tokenizer: owner.livemode && deps.routing ? await deps.routing.tokenizerFor(owner.tenantId, true) : null,
   };
 }

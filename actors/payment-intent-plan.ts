@@ -17,6 +17,8 @@ import type { ConfirmBody } from '../schemas/payment-intents.js';
 import { intentEventData, intentView, type AttemptRow, type HydratedIntent, type IntentRow } from './payment-intent-store.js';
 
 export const EXPIRE_TIMER = 'payment_intent.expire';
+/** Dunning: the next retry of an off-session charge (docs/routing.md). */
+export const DUNNING_TIMER = 'payment_intent.dunning';
 /** Days a merchant has to answer a dispute the provider reported with a capture. */
 const EVIDENCE_WINDOW_MS = 7 * 86400_000;
 
@@ -28,21 +30,42 @@ export type IntentCommand =
   | { kind: 'evidence'; attemptId: string; outcome: ProviderOutcome; source: 'connector' | 'inbound'; inboxId?: string }
   /** The pending action's timer fired and the provider holds no capture for it. */
   | { kind: 'expire' }
+  /** The dunning timer fired (by the tenant's clock): retry the off-session charge. */
+  | { kind: 'dunning'; dueAt: string }
   | { kind: 'review'; reviewId: string; decision: 'approve' | 'reject' }
   /** A refund of an attempt succeeded: the attempt (owned by this actor) becomes partially_refunded or refunded. */
   | { kind: 'refund_settled'; attemptId: string };
 
-/** A connector chosen for a new attempt. */
+/** A connector chosen for a new attempt, with the routing decision written beside the attempt (routing_decisions, id = attempt id). */
 export interface RouteChoice {
   connector: string;
+  decision?: {
+    method: string;
+    brand: string | null;
+    amount_minor: number;
+    currency: string;
+    candidates: unknown[];
+    chosen: string;
+    reason: 'cheapest' | 'retry' | 'dunning';
+    default_connector: string | null;
+    default_fee_minor: number | null;
+    chosen_fee_minor: number;
+    /** A merchant-initiated charge of a saved card (dunning applies to its soft declines). */
+    off_session?: boolean;
+    payment_method_id?: string | null;
+  };
 }
 
 /** What `prepare` read or decided outside the transaction (all optional: each command uses its part). */
 export interface IntentPrep {
   /** confirm / review approval: the method and token the attempt charges, the route, the risk verdict. */
   charge?: { method: string; token?: string; tip: number; route?: RouteChoice; risk: RiskVerdict; ruleId?: string; customerId?: string };
-  /** soft decline evidence: the next eligible connector, when there is one (cross-connector retry). */
+  /** soft decline evidence: the next eligible connector, when there is one (cross-connector retry); dunning: the retry's route. */
   retry?: RouteChoice;
+  /** dunning: the token of the new attempt (the saved method's reference, read again). */
+  retryToken?: string;
+  /** soft decline of an off-session charge with dunning retries left: when the next one is due (tenant clock). */
+  dunningDueAt?: Date;
   /** capture evidence: the fee the attempt's connector charges on its amount. */
   feeMinor?: number;
   /** refund_settled: what succeeded refunds of the attempt add up to. */
@@ -74,7 +97,7 @@ function responseFor(cmd: IntentCommand, r: IntentResult): unknown {
 const isCallerCommand = (cmd: IntentCommand) => cmd.kind === 'confirm' || cmd.kind === 'capture' || cmd.kind === 'cancel';
 
 /** Provider evidence → machine event. */
-export function evidenceEvent(o: ProviderOutcome, source: 'connector' | 'inbound', status: string, retry: boolean): PaymentIntentEvent {
+export function evidenceEvent(o: ProviderOutcome, source: 'connector' | 'inbound', status: string, retry: boolean, dunning = false): PaymentIntentEvent {
   switch (o.kind) {
     case 'captured':
       return source === 'inbound' && status === 'requires_action' ? { type: 'evidence.incoming_payment' } : { type: 'evidence.captured' };
@@ -85,7 +108,7 @@ export function evidenceEvent(o: ProviderOutcome, source: 'connector' | 'inbound
     case 'hard_decline':
       return { type: 'evidence.hard_decline' };
     case 'soft_decline':
-      return { type: 'evidence.soft_decline', retry };
+      return { type: 'evidence.soft_decline', retry, ...(dunning ? { dunning } : {}) };
     case 'voided':
       return { type: 'evidence.hard_decline' };
   }
@@ -130,10 +153,16 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
       // Evidence about an attempt that is no longer open changes nothing (a duplicate notice).
       if (!h.open || h.open.id !== cmd.attemptId) return noop(h, cmd, inboxWrites);
       evidence = cmd.outcome;
-      event = evidenceEvent(cmd.outcome, cmd.source, intent.status, !!prep.retry);
+      event = evidenceEvent(cmd.outcome, cmd.source, intent.status, !!prep.retry, !!prep.dunningDueAt);
       break;
     case 'expire':
       event = { type: 'time.expire' };
+      break;
+    case 'dunning':
+      // A timer no longer current (a duplicate firing, an intent no longer waiting) changes nothing:
+      // it must not cancel a newer timer either (the timer runner marks the fired one by its due time).
+      if (intent.status !== 'processing' || h.open || !prep.retry) return noop(h, cmd);
+      event = { type: 'time.dunning' };
       break;
     case 'refund_settled':
       return planRefundSettled(h, cmd.attemptId, env, prep.refundedMinor ?? 0);
@@ -156,7 +185,7 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
   let review: Record<string, unknown> | undefined;
   const capturing = effects.some((a) => a.type === 'postCapture');
 
-  const newAttempt = (connector: string, method: string, token: string | null) => {
+  const newAttempt = (connector: string, method: string, token: string | null, route?: RouteChoice) => {
     const id = env.newId();
     const a: AttemptRow = {
       id,
@@ -187,6 +216,9 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
         amount_minor: a.amount_minor, currency: a.currency, payment_token: token, provider_key: a.provider_key, created_at: at, updated_at: at,
       },
     });
+    if (route?.decision) {
+      writes.push({ op: 'insert', table: 'routing_decisions', row: { id, tenant_id: a.tenant_id, livemode: a.livemode, payment_intent_id: intent.id, ...route.decision, candidates: route.decision.candidates as never, created_at: at } });
+    }
     attempts.push(a);
     open = a;
     updated.last_error = null;
@@ -198,13 +230,13 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
     switch (a.type) {
       case 'openAttempt':
         if (!charge?.route) throw new ApiError('payment_intent.no_route');
-        newAttempt(charge.route.connector, charge.method, charge.token ?? null);
+        newAttempt(charge.route.connector, charge.method, charge.token ?? null, charge.route);
         break;
       case 'openRetryAttempt': {
         // The declined attempt was written just above (the one-open-attempt index needs that order).
-        const declined = attempts.find((x) => x.id === h.open?.id);
+        const declined = attempts.find((x) => x.id === h.open?.id) ?? attempts[attempts.length - 1];
         if (!prep.retry || !declined) throw new Error('retry without a next connector');
-        newAttempt(prep.retry.connector, declined.method, h.open?.payment_token ?? null);
+        newAttempt(prep.retry.connector, declined.method, prep.retryToken ?? h.open?.payment_token ?? null, prep.retry);
         break;
       }
       case 'openReview': {
@@ -250,6 +282,10 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
           },
         });
         const openId = open.id;
+        // The routing decision learns the first answer of its attempt (scores: authorization rate, latency).
+        if (evidence && open.status === 'pending') {
+          writes.push({ op: 'update', table: 'routing_decisions', id: openId, set: { outcome: evidence.kind, latency_ms: Math.max(0, at.getTime() - new Date(open.created_at).getTime()), answered_at: at } });
+        }
         attempts = attempts.map((x) => (x.id === openId ? merged : x));
         open = merged;
         for (const act of as.effects) {
@@ -269,6 +305,12 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
       case 'cancelExpiry':
         timers.push({ kind: EXPIRE_TIMER, entityId: intent.id, cancel: true });
         break;
+      case 'scheduleDunning':
+        if (prep.dunningDueAt) timers.push({ kind: DUNNING_TIMER, entityId: intent.id, dueAt: prep.dunningDueAt });
+        break;
+      case 'cancelDunning':
+        timers.push({ kind: DUNNING_TIMER, entityId: intent.id, cancel: true });
+        break;
       case 'setNextAction':
         if (evidence?.kind === 'action_required') updated.next_action = evidence.nextAction;
         break;
@@ -286,6 +328,7 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
   }
   // The timer that fired is done with, in the same transaction.
   if (cmd.kind === 'expire') timers.push({ kind: EXPIRE_TIMER, entityId: intent.id, cancel: true });
+  if (cmd.kind === 'dunning') timers.push({ kind: DUNNING_TIMER, entityId: intent.id, cancel: true });
 
   if (capturing && open) {
     ledger.push({

@@ -18,14 +18,16 @@ import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import type { DueTimer } from '../kernel/timers.js';
 import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
 import { ProviderUnavailable, type PaymentMethod, type ProviderOutcome } from '../connectors/acquirer.js';
-import type { Router } from '../connectors/routing.js';
+import type { Candidate, FeeTable, Router } from '../connectors/routing.js';
 import { paymentIntentMachine } from '../machines/payment-intent.js';
 import type { ConfirmBody, CreatePaymentIntentBody, ListIntentsQuery } from '../schemas/payment-intents.js';
-import { EXPIRE_TIMER, planIntentStep, type IntentCommand, type IntentJobs, type IntentPrep, type IntentResult } from './payment-intent-plan.js';
+import { DUNNING_TIMER, EXPIRE_TIMER, planIntentStep, type IntentCommand, type IntentJobs, type IntentPrep, type IntentResult, type RouteChoice } from './payment-intent-plan.js';
 import { hydrate, intentView, toIntentRow, type AttemptRow, type HydratedIntent, type IntentRow } from './payment-intent-store.js';
 import { evaluate, loadRules } from './risk.js';
 
 export const PI_QUEUE = 'pi';
+/** Dunning waits: 1 day after the first soft decline, then 2 and 2 more (days 1, 3 and 5), by the tenant's clock. */
+export const DUNNING_GAPS_DAYS = [1, 2, 2] as const;
 export { EXPIRE_TIMER };
 export { LockBusy };
 
@@ -40,7 +42,9 @@ export interface PaymentsDeps {
   /** Enqueues a declared job now (a notice received, a refund settled). */
   enqueue(job: JobRequest): Promise<void>;
   /** Resolves a saved payment method for a one-click confirm (connector and reusable token), or throws the spec's error. */
-  savedMethod?: (tenantId: string, livemode: boolean, id: string) => Promise<{ connector: string; token: string; customerId: string }>;
+  savedMethod?: (tenantId: string, livemode: boolean, id: string) => Promise<{ connector: string; token: string; customerId: string; brand?: string }>;
+  /** The tenant's routing table for a mode (actors/routing.ts); the router's default table without it. */
+  routingTable?: (tenantId: string, livemode: boolean) => Promise<{ table: FeeTable; defaultKey?: string }>;
 }
 
 const RECEIPT_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
@@ -63,6 +67,9 @@ const lostRace = (e: unknown) => {
 };
 
 const isTransient = (e: unknown) => e instanceof ProviderUnavailable || e instanceof LockBusy;
+
+/** What a real adapter needs besides the key: the tenant (its credentials) and the amount (Conekta's capture). */
+const ctxOf = (a: AttemptRow) => ({ tenantId: a.tenant_id, livemode: a.livemode, amountMinor: a.amount_minor, currency: a.currency });
 
 type AttemptJob = { intentId: string; attemptId: string; settle?: boolean };
 
@@ -265,15 +272,27 @@ export class PaymentIntents {
         let method = cmd.body.payment_method!;
         let token = cmd.body.payment_token;
         let customerId: string | undefined;
+        let saved: { connector: string; brand?: string } | undefined;
         if (cmd.body.payment_method_id) {
           if (!this.d.savedMethod) throw new ApiError('payment_method.not_found');
-          const saved = await this.d.savedMethod(intent.tenant_id, intent.livemode, cmd.body.payment_method_id);
+          const s = await this.d.savedMethod(intent.tenant_id, intent.livemode, cmd.body.payment_method_id);
           method = 'card';
-          token = saved.token;
-          customerId = saved.customerId;
+          token = s.token;
+          customerId = s.customerId;
+          saved = s;
+        }
+        // A token made by a connector's browser tokenizer (web/tokenize.js) is `<connector>:<token>`: it can only be charged there.
+        const bound = !saved && token ? /^(conekta|openpay):(.+)$/.exec(token) : null;
+        if (bound) {
+          token = bound[2];
+          saved = { connector: bound[1]! };
         }
         const tip = cmd.body.tip_minor ?? intent.tip_minor; // spec: sent replaces, omitted keeps
-        const route = this.d.router.route(method, intent.livemode);
+        const route = await this.choose(intent, method, intent.amount_minor + tip, [], saved ? 'saved' : 'cheapest', saved);
+        if (route?.decision && cmd.body.payment_method_id) {
+          route.decision.payment_method_id = cmd.body.payment_method_id;
+          route.decision.off_session = cmd.body.off_session === true;
+        }
         const risk = route
           ? evaluate(h.rules ?? (await loadRules(this.d.sql, intent.tenant_id)), {
               amount_minor: intent.amount_minor,
@@ -284,25 +303,49 @@ export class PaymentIntents {
               metadata: intent.metadata,
             })
           : { verdict: 'allow' as const };
-        return { charge: { method, token, tip, route: route ? { connector: route.connector.key } : undefined, risk: risk.verdict, ruleId: risk.ruleId, customerId } };
+        return { charge: { method, token, tip, route, risk: risk.verdict, ruleId: risk.ruleId, customerId } };
       }
       case 'review': {
         const req = h.review?.request ?? {};
         const method = String(req.payment_method);
-        const route = this.d.router.route(method, intent.livemode);
         const tip = typeof req.tip_minor === 'number' ? req.tip_minor : intent.tip_minor;
-        return { charge: { method, token: req.payment_token as string | undefined, tip, route: route ? { connector: route.connector.key } : undefined, risk: 'allow' } };
+        const route = await this.choose(intent, method, intent.amount_minor + tip, [], 'cheapest');
+        return { charge: { method, token: req.payment_token as string | undefined, tip, route, risk: 'allow' } };
       }
       case 'evidence': {
         const open = h.open;
         if (!open || open.id !== cmd.attemptId) return {};
         if (cmd.outcome.kind === 'soft_decline') {
+          // Cross-connector retry: the cheapest eligible connector not tried yet for this intent.
           const tried = h.attempts.map((a) => a.connector_key);
-          const next = this.d.router.next(open.method, intent.livemode, tried);
-          return next ? { retry: { connector: next.connector.key } } : {};
+          // A saved card's reference (or a browser tokenizer's token) belongs to its connector: never retried on another one.
+          const d = await this.dunningState(intent.id);
+          if (!d.paymentMethodId && !d.bound) {
+            const retry = await this.choose(intent, open.method, open.amount_minor, tried, 'retry');
+            if (retry) return { retry };
+          }
+          return this.dunningAfter(h, d);
         }
-        if (cmd.outcome.kind === 'captured') return { feeMinor: this.d.router.fee(open.connector_key, open.method, open.amount_minor) };
+        if (cmd.outcome.kind === 'captured') {
+          const t = await this.tableOf(intent);
+          return { feeMinor: this.d.router.fee(open.connector_key, open.method, open.amount_minor, t.table[open.connector_key] ? t.table : undefined) };
+        }
         return {};
+      }
+      case 'dunning': {
+        // Under the intent's lock: only the timer as still set fires (two copies of its job may both have passed the due check).
+        const [current] = await this.d.sql`
+          select 1 from timers where kind = ${DUNNING_TIMER} and entity_id = ${intent.id} and due_at = ${cmd.dueAt} and fired_at is null`;
+        if (!current) return {};
+        const d = await this.dunningState(intent.id);
+        if (!d.offSession || !d.paymentMethodId || !this.d.savedMethod) return {};
+        const last = h.attempts[h.attempts.length - 1];
+        if (!last) return {};
+        const s = await this.d.savedMethod(intent.tenant_id, intent.livemode, d.paymentMethodId).catch(() => undefined);
+        if (!s) return {};
+        const route = await this.choose(intent, last.method, last.amount_minor, [], 'saved', s);
+        if (route?.decision) Object.assign(route.decision, { reason: 'dunning', off_session: true, payment_method_id: d.paymentMethodId });
+        return route ? { retry: route, retryToken: s.token } : {};
       }
       case 'refund_settled': {
         const [r] = await this.d.sql`select coalesce(sum(amount_minor), 0)::bigint as total from refunds where attempt_id = ${cmd.attemptId} and status = 'succeeded'`;
@@ -311,6 +354,61 @@ export class PaymentIntents {
       default:
         return {};
     }
+  }
+
+  /** Whether the intent is an off-session charge of a saved card, and how many dunning retries it had. */
+  private async dunningState(intentId: string) {
+    const [r] = await this.d.sql`
+      select bool_or(off_session) as off_session, (array_agg(payment_method_id order by created_at) filter (where payment_method_id is not null))[1] as pm,
+             count(*) filter (where reason = 'dunning')::int as retries,
+             -- a saved card or a tokenizer's token: routed without a choice (no default to compare with)
+             bool_or(reason = 'cheapest' and default_connector is null) as bound
+        from routing_decisions where payment_intent_id = ${intentId}`;
+    return { offSession: r?.off_session === true, paymentMethodId: (r?.pm as string | null) ?? null, retries: (r?.retries as number) ?? 0, bound: r?.bound === true };
+  }
+
+  /** After an off-session soft decline with no other connector: the next dunning day (1, 3, 5 days after the first decline), or none left. */
+  private async dunningAfter(h: HydratedIntent, d: { offSession: boolean; retries: number }): Promise<IntentPrep> {
+    if (!d.offSession || d.retries >= DUNNING_GAPS_DAYS.length) return {};
+    const now = Date.now() + h.clockOffsetMs;
+    return { dunningDueAt: new Date(now + DUNNING_GAPS_DAYS[d.retries]! * 86400_000) };
+  }
+
+  private tableOf(intent: IntentRow) {
+    return this.d.routingTable ? this.d.routingTable(intent.tenant_id, intent.livemode) : Promise.resolve({ table: this.d.router.defaultTable(), defaultKey: undefined });
+  }
+
+  /**
+   * The connector a new attempt goes to, with the decision recorded beside it: the cheapest
+   * eligible connector of the tenant's table on this total (`saved`: a saved card stays on the
+   * connector that keeps it; `retry`: skipping the connectors this intent already tried).
+   */
+  private async choose(intent: IntentRow, method: string, totalMinor: number, tried: string[], why: 'cheapest' | 'retry' | 'saved', saved?: { connector: string; brand?: string }): Promise<RouteChoice | undefined> {
+    const t = await this.tableOf(intent);
+    let table = t.table;
+    if (saved) table = { [saved.connector]: t.table[saved.connector] ?? this.d.router.defaultTable()[saved.connector] ?? {} };
+    const ranked = this.d.router.rank(method, intent.livemode, totalMinor, { table, tried, brand: saved?.brand });
+    if (!ranked.chosen) return undefined;
+    const chosen = ranked.chosen.connector.key;
+    const defaultKey = t.defaultKey ?? Object.keys(t.table)[0];
+    const defaultFees = defaultKey ? t.table[defaultKey]?.[method] : undefined;
+    const defaultFee = defaultFees ? this.d.router.fee(defaultKey!, method, totalMinor, t.table, saved?.brand) : null;
+    return {
+      connector: chosen,
+      decision: {
+        method,
+        brand: saved?.brand ?? null,
+        amount_minor: totalMinor,
+        currency: intent.currency,
+        candidates: ranked.candidates as Candidate[],
+        chosen,
+        reason: why === 'retry' ? 'retry' : 'cheapest',
+        // Savings are counted only where routing had a choice: a saved card has none.
+        default_connector: why === 'saved' ? null : defaultKey ?? null,
+        default_fee_minor: why === 'saved' ? null : defaultFee,
+        chosen_fee_minor: ranked.chosen.feeMinor,
+      },
+    };
   }
 
   // ---- worker side ---------------------------------------------------------------------------
@@ -345,7 +443,7 @@ export class PaymentIntents {
       const connector = this.d.router.connector(attempt.connector_key);
       const mayHaveCalled = info.attemptsMade > 0 || info.stalled || d.settle === true;
       const outcome =
-        (mayHaveCalled ? await this.connectorCall(attempt, 'retrieve', () => connector.retrieve(attempt.provider_key)) : null) ??
+        (mayHaveCalled ? await this.connectorCall(attempt, 'retrieve', () => connector.retrieve(attempt.provider_key, ctxOf(attempt))) : null) ??
         (await this.connectorCall(attempt, 'charge', () =>
           connector.charge({
             idempotencyKey: attempt.provider_key,
@@ -368,7 +466,7 @@ export class PaymentIntents {
     return this.underLock(d.intentId, async (h) => {
       const attempt = h.attempts.find((a) => a.id === d.attemptId);
       if (!attempt || attempt.status !== 'authorized') return { skipped: `attempt is ${attempt?.status ?? 'unknown'}` };
-      const outcome = await this.connectorCall(attempt, 'capture', () => this.d.router.connector(attempt.connector_key).capture(attempt.provider_key));
+      const outcome = await this.connectorCall(attempt, 'capture', () => this.d.router.connector(attempt.connector_key).capture(attempt.provider_key, ctxOf(attempt)));
       await this.evidence(h, attempt, outcome, 'connector');
       return { outcome: outcome.kind };
     });
@@ -377,7 +475,7 @@ export class PaymentIntents {
   private async voidAttempt(d: AttemptJob) {
     const h = await hydrate(this.d.sql, d.intentId);
     const attempt = h?.attempts.find((a) => a.id === d.attemptId);
-    if (attempt) await this.connectorCall(attempt, 'void', () => this.d.router.connector(attempt.connector_key).void(attempt.provider_key));
+    if (attempt) await this.connectorCall(attempt, 'void', () => this.d.router.connector(attempt.connector_key).void(attempt.provider_key, ctxOf(attempt)));
     return { voided: !!attempt };
   }
 
@@ -407,7 +505,7 @@ export class PaymentIntents {
     if (n.processed_at) return { skipped: 'processed' };
     return this.underLock(n.payment_intent_id as string, async (h) => {
       const attempt = h.attempts.find((a) => a.id === n.attempt_id);
-      const outcome = attempt ? await this.connectorCall(attempt, 'retrieve', () => this.d.router.connector(attempt.connector_key).retrieve(attempt.provider_key)) : null;
+      const outcome = attempt ? await this.connectorCall(attempt, 'retrieve', () => this.d.router.connector(attempt.connector_key).retrieve(attempt.provider_key, ctxOf(attempt))) : null;
       if (!attempt || !outcome) {
         // The provider does not know the attempt: nothing to apply; the notice is done with.
         await this.d.sql`update inbox set processed_at = now() where id = ${inboxId} and processed_at is null`;
@@ -426,7 +524,7 @@ export class PaymentIntents {
     return this.underLock(t.entityId, async (h) => {
       const open = h.open;
       if (open && open.status === 'requires_action') {
-        const outcome = await this.connectorCall(open, 'retrieve', () => this.d.router.connector(open.connector_key).retrieve(open.provider_key));
+        const outcome = await this.connectorCall(open, 'retrieve', () => this.d.router.connector(open.connector_key).retrieve(open.provider_key, ctxOf(open)));
         if (outcome && outcome.kind !== 'action_required') {
           await this.evidence(h, open, outcome, 'inbound');
           return { settled: outcome.kind };
@@ -449,7 +547,10 @@ export class PaymentIntents {
       name: 'payment_intents',
       queues: { [PI_QUEUE]: 'default' },
       jobs: [this.executeJob, this.captureJob, this.voidJob, this.noticeJob, this.refundSettledJob],
-      timers: [{ kind: EXPIRE_TIMER, queue: PI_QUEUE, fire: (t) => this.expire(t), transient: isTransient }],
+      timers: [
+        { kind: EXPIRE_TIMER, queue: PI_QUEUE, fire: (t) => this.expire(t), transient: isTransient },
+        { kind: DUNNING_TIMER, queue: PI_QUEUE, fire: (t) => this.d.actor.run(this.def, undefined, t.entityId, { kind: 'dunning', dueAt: t.dueAt }, { waitMs: 2000, worker: true }), transient: isTransient },
+      ],
       reconcilers: [
         {
           name: 'attempts waiting on the provider',

@@ -180,13 +180,13 @@ export class PaymentMethods {
   }
 
   /** What confirm needs to charge a saved method (one click), or the spec's error. */
-  async chargeable(db: Db, tenantId: string, livemode: boolean, id: string): Promise<{ connector: string; token: string; customerId: string }> {
+  async chargeable(db: Db, tenantId: string, livemode: boolean, id: string): Promise<{ connector: string; token: string; customerId: string; brand?: string }> {
     const [pm] = await db`select * from payment_methods where id = ${id} and tenant_id = ${tenantId} and livemode = ${livemode}`;
     if (!pm) throw new ApiError('payment_method.not_found');
     const step = machineStep(paymentMethodMachine, pm.status as string, undefined, { type: 'charge' });
     const rejected = step.effects.find((a) => a.type === 'reject') as { params?: { message: string } } | undefined;
     if (rejected) throw new ApiError('payment_method.not_chargeable', `${rejected.params!.message} This one is ${String(pm.status)}.`);
-    return { connector: pm.connector as string, token: pm.provider_ref as string, customerId: pm.customer_id as string };
+    return { connector: pm.connector as string, token: pm.provider_ref as string, customerId: pm.customer_id as string, brand: (pm.brand as string | null) ?? undefined };
   }
 
   capability(): Capability {

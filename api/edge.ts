@@ -84,6 +84,8 @@ export const READ_HEADERS = [
   'authorization', 'x-admin-key', 'idempotency-key', 'content-length', 'content-type', 'host', 'accept',
   'x-service-client-secret', 'x-forwarded-for', 'traceparent', 'tracestate', 'baggage',
   'service-account-key',
+  // Conekta signs its webhook deliveries in DIGEST (routes declared signedBody; docs/routing.md)
+  'digest',
 ] as const;
 const HEADER_INDEX = new Map<string, number>(READ_HEADERS.map((h, i) => [h, i]));
 const H = Object.fromEntries(READ_HEADERS.map((h, i) => [h, i])) as Record<(typeof READ_HEADERS)[number], number>;
@@ -257,6 +259,8 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     params: Record<string, string> = {};
     query: unknown = undefined;
     body: unknown = undefined;
+    /** The body as received, for routes that verify a signature over it (RouteDef.signedBody). */
+    rawBody: string | undefined = undefined;
     principal!: Principal;
     idem?: IdempotencyHandle;
     span: Span = NO_SPAN;
@@ -474,6 +478,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       } else if (this.bodyState === READ && c.body) {
         const text = this.bodyText;
         this.bodyText = '';
+        if (c.def.signedBody) this.rawBody = text;
         if (text.trim() === '') parsed = {};
         else {
           const type = this.hv[H['content-type']];

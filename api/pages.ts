@@ -2,7 +2,8 @@
 // Each page loads the kit (/js/checkout.js); no inline script, so a strict CSP applies.
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
-export const PAGE_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+// The card connectors' browser tokenizers (web/tokenize.js: Conekta.js, Openpay.js) load from and talk to their own origins.
+export const PAGE_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self' https://cdn.conekta.io https://js.openpay.mx; connect-src 'self' https://api.conekta.io https://api.openpay.mx https://sandbox-api.openpay.mx; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 /** The page CSP, letting images load from the origin of the merchant's https logo too (when it has one). */
 export function pageCsp(logoUrl?: string | null): string {
@@ -33,7 +34,7 @@ export function payPage(o: { intentId: string; clientSecret: string; title: stri
   return layout(
     o.title,
     `<div class="orq-card-host" data-orquesta-checkout data-payment-intent="${esc(o.intentId)}" data-client-secret="${esc(o.clientSecret)}" data-link="${esc(o.slug)}"${replaced}></div>`,
-    ['/js/checkout.js'],
+    ['/js/tokenize.js', '/js/checkout.js'],
   );
 }
 

@@ -31,6 +31,8 @@ export interface RequestContext<B = unknown, Q = unknown> {
   readonly params: Readonly<Record<string, string>>;
   readonly query: Q;
   readonly body: B;
+  /** The body text as received, on routes declared `signedBody` (signature verification). */
+  readonly rawBody?: string;
   readonly ip: string;
   header(name: string): string | undefined;
   /** Set on api_key routes. */
@@ -70,6 +72,8 @@ export interface RouteDef<B = any, Q = any> {
   idempotencyLookup?: 'before' | 'at_commit';
   body?: object;
   query?: object;
+  /** Keep the JSON body's text as received in ctx.rawBody: a provider signs those bytes. */
+  signedBody?: boolean;
   /** Body cap in bytes; BODY_LIMIT_BYTES (1 MiB) unless the route needs more. */
   bodyLimit?: number;
   /**

@@ -103,6 +103,7 @@ const SPEC = {
   'drain-timeout': { type: 'number', default: 60, min: 0, max: 600, help: 'seconds to wait for the worker to execute the backlog after the run' },
   'max-wait': { type: 'number', default: 900, min: 0, max: 3600, help: 'seconds to wait for another benchmark / a busy machine before starting' },
   json: { type: 'string', help: 'write the results as JSON to this file' },
+  routing: { type: 'boolean', default: false, help: 'after the measured run, enable routing over two connectors (sim + sim_b, cheapest wins) for the tenant and measure the same load again (issue 20: no more than 10% below)' },
 } as const;
 interface Options {
   duration: number;
@@ -123,6 +124,7 @@ interface Options {
   retries: number;
   'drain-timeout': number;
   'max-wait': number;
+  routing: boolean;
   json?: string;
   [k: string]: number | string | boolean | undefined;
 }
@@ -728,6 +730,39 @@ async function main(): Promise<number> {
   const notSucceeded = Object.entries(final2.by).filter(([s]) => s !== 'captured');
   if (notSucceeded.length) failures.push(`attempts not captured after the drain: ${notSucceeded.map(([s, n]) => `${n} ${s}`).join(', ')}`);
 
+  // 2b. Routing over two connectors (--routing): the same load with the tenant's table = sim + sim_b,
+  // each confirm ranking both and recording its decision; compared with the single-connector run above.
+  let routing: { run: ChainResult; cpu: CpuReport; ratio: number; byConnector: Record<string, number>; singleAfter: number } | undefined;
+  if (o.routing) {
+    for (const [k, body] of [['sim', { default: true }], ['sim_b', {}]] as const) {
+      const r = await call(base(), 'PUT', `/v1/routing/connectors/${k}`, auth, body);
+      if (r.status !== 200) throw new Error(`PUT /v1/routing/connectors/${k} answered ${r.status}: ${r.text}`);
+    }
+    await sleep(3500); // the API's cached routing table (3 s)
+    process.stdout.write(`routing over sim + sim_b: warm-up 2 s… `);
+    await chainRun(app.port, key, 2, o.connections);
+    await drain(o['drain-timeout']);
+    const sampler = new CpuSampler({ api: app.apiPid, worker: app.workerPid, autocannon: process.pid }).start();
+    const rr = await chainRun(app.port, key, o.duration, o.connections);
+    const rcpu = sampler.stop();
+    const rd = await drain(o['drain-timeout']);
+    if (rd.pending > 0) failures.push(`routing run: ${rd.pending} attempts still pending after the drain`);
+    const rows = await appSql`select chosen, count(*)::int as n from routing_decisions where tenant_id = ${tenantId} group by chosen`;
+    const byConnector = Object.fromEntries(rows.map((r) => [r.chosen as string, r.n as number]));
+    process.stdout.write(`${fmt(rr.confirm.rps)} confirms/s (p50 ${fmt(rr.confirm.p50, 1)} ms, p99 ${fmt(rr.confirm.p99, 1)} ms); decisions ${JSON.stringify(byConnector)}\n`);
+    // The single connector again, after (the database grew and autovacuum may run): routing is compared with the mean of both.
+    const del = await call(base(), 'DELETE', '/v1/routing/connectors/sim_b', auth);
+    if (del.status !== 200) throw new Error(`DELETE sim_b answered ${del.status}`);
+    await sleep(3500);
+    process.stdout.write(`single connector again ${o.duration} s… `);
+    const after = await chainRun(app.port, key, o.duration, o.connections);
+    await drain(o['drain-timeout']);
+    const singleMean = (run.confirm.rps + after.confirm.rps) / 2;
+    routing = { run: rr, cpu: rcpu, ratio: rr.confirm.rps / singleMean, byConnector, singleAfter: after.confirm.rps };
+    process.stdout.write(`${fmt(after.confirm.rps)} confirms/s; routing = ${routing.ratio.toFixed(3)}x the mean of the single-connector runs before and after\n`);
+    for (const [st, n] of Object.entries(rr.confirm.statuses)) if (st !== '200') failures.push(`routing run confirm: ${n} x HTTP ${st}`);
+  }
+
   // 3. Profiled run.
   let profiles: { api?: ProfileSummary; worker?: ProfileSummary; run?: ChainResult; perf?: PerfSummary } = {};
   if (o.profile) {
@@ -816,6 +851,13 @@ async function main(): Promise<number> {
     for (const r of pgb.filter((x) => x.variant !== 'writes')) out.push(`reference: confirm req/s / pgbench ${r.variant} tps = ${(run.confirm.rps / r.tps).toFixed(3)}x`);
   }
   out.push(`confirm p99 ${fmt(run.confirm.p99, 1)} ms (target <= 50 ms: ${p99Ok ? 'met' : 'NOT met'}); p50 ${fmt(run.confirm.p50, 1)} ms`);
+  if (routing) {
+    out.push(
+      `routing over two connectors (sim + sim_b, cheapest per charge, decision recorded): ${fmt(routing.run.confirm.rps)} confirms/s, p50 ${fmt(routing.run.confirm.p50, 1)} ms, p99 ${fmt(routing.run.confirm.p99, 1)} ms ` +
+        `vs single connector ${fmt(run.confirm.rps)} confirms/s before and ${fmt(routing.singleAfter)} after, in the same run: ${routing.ratio.toFixed(3)}x their mean (target >= 0.90x: ${routing.ratio >= 0.9 ? 'met' : 'NOT met'}); ` +
+        `machine disturbance ${fmt(disturbance(routing.cpu))}% vs ${fmt(disturbance(cpu))}% of a core`,
+    );
+  }
   if (disturbance(cpu) > DISTURBED_PCT) out.push(`WARNING: ${fmt(disturbance(cpu))}% of a core went to other processes or the hypervisor during the run (after ${o.retries} retries); re-run on a quiet machine before trusting the figures`);
   for (const r of pgb) if (disturbance(r.cpu) > DISTURBED_PCT) out.push(`WARNING: pgbench ${r.variant} lost ${fmt(disturbance(r.cpu))}% of a core to other processes or the hypervisor (after ${o.retries} retries)`);
   if (profiles.api) out.push(`API process profile (under load ${fmt(profiles.run!.confirm.rps)} confirms/s):\n\n${profileTables(profiles.api)}`);
@@ -828,7 +870,7 @@ async function main(): Promise<number> {
   if (o.json) {
     writeFileSync(
       o.json,
-      JSON.stringify({ machine: m, source: src, postgres: pg, quiet, options: o, pgbench: pgb, run, cpu, worker: { executedDuring, backlogAtEnd, drainS: d.seconds, attempts: final2 }, runAttempts, ratio, targets: { ratio: ratioOk, p99: p99Ok }, profiles, failures }, null, 2) + '\n',
+      JSON.stringify({ machine: m, source: src, postgres: pg, quiet, options: o, pgbench: pgb, run, cpu, worker: { executedDuring, backlogAtEnd, drainS: d.seconds, attempts: final2 }, runAttempts, ratio, targets: { ratio: ratioOk, p99: p99Ok }, routing, profiles, failures }, null, 2) + '\n',
     );
   }
   return failures.length ? 1 : 0;

@@ -33,6 +33,14 @@ export interface ChargeRequest {
   now: Date;
 }
 
+/** Who an operation after the charge is for: real adapters need the tenant's credentials (and Conekta's capture the amount). */
+export interface CallContext {
+  tenantId: string;
+  livemode: boolean;
+  amountMinor?: number;
+  currency?: string;
+}
+
 export type RefundOutcome = { kind: 'succeeded'; providerRef: string } | { kind: 'failed'; code: string; message: string };
 
 export type SaveOutcome = { kind: 'saved'; providerRef: string; brand: string; last4: string } | { kind: 'failed'; code: string; message: string };
@@ -41,13 +49,15 @@ export interface Acquirer {
   readonly key: string;
   /** A simulator (test mode only): live mode never routes to it (architecture invariant 9). */
   readonly simulated: boolean;
+  /** false: this adapter cannot keep cards on file yet (saving answers payment_method.no_route at once). */
+  readonly savesMethods?: boolean;
   supports(method: PaymentMethod): boolean;
   /** Idempotent on idempotencyKey: a repeat returns the first outcome and moves no money. */
   charge(req: ChargeRequest): Promise<ProviderOutcome>;
   /** What the provider knows of a key; null when it never saw it. */
-  retrieve(idempotencyKey: string): Promise<ProviderOutcome | null>;
-  capture(idempotencyKey: string): Promise<ProviderOutcome>;
-  void(idempotencyKey: string): Promise<ProviderOutcome>;
+  retrieve(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome | null>;
+  capture(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome>;
+  void(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome>;
   /** Refunds part or all of a captured charge; idempotent on idempotencyKey. */
   refund(req: { idempotencyKey: string; chargeKey: string; amountMinor: number; currency: string; tenantId: string; livemode: boolean }): Promise<RefundOutcome>;
   /** Exchanges a single-use token for a reusable reference (card on file); idempotent on idempotencyKey. */

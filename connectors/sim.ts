@@ -21,8 +21,27 @@ const digits = (seed: string, n: number) => {
   return s;
 };
 
+/** The two simulated card connectors: `sim` (every method) and `sim_b` (cards only, its own fees and issuer path). */
+export type SimKey = 'sim' | 'sim_b';
+
+/**
+ * Tokens that behave differently on `sim_b` (docs/routing.md): its issuer path is another bank, so
+ * `tok_sim_issuer_down` and `tok_sim_provider_500` succeed there, while `tok_simb_issuer_down` and
+ * `tok_simb_provider_500` fail on `sim_b` only (on `sim` they are "any other value": success).
+ * A cross-connector retry is therefore testable offline in both directions.
+ */
+function tokenFor(key: SimKey, token: string | undefined): string | undefined {
+  if (key === 'sim_b') {
+    if (token === 'tok_sim_issuer_down' || token === 'tok_sim_provider_500') return 'tok_sim_ok';
+    if (token === 'tok_simb_issuer_down') return 'tok_sim_issuer_down';
+    if (token === 'tok_simb_provider_500') return 'tok_sim_provider_500';
+  }
+  return token;
+}
+
 /** The outcome a fresh call gets, from the token, the amount and the method. Pure. */
-export function simOutcome(req: ChargeRequest, providerRef: string, baseUrl: string): Stored {
+export function simOutcome(req: ChargeRequest, providerRef: string, baseUrl: string, key: SimKey = 'sim'): Stored {
+  req = { ...req, paymentToken: tokenFor(key, req.paymentToken) };
   const decline = (kind: 'hard_decline' | 'soft_decline', code: string, message: string): Stored => ({ kind, providerRef, code, message });
   if (req.currency !== 'MXN') return decline('hard_decline', 'currency_not_supported', `The sim connector charges MXN only, not ${req.currency}.`);
   // spec: an amount whose cents are 99 is always a hard decline with code do_not_retry.
@@ -68,16 +87,16 @@ const strip = (o: Stored): ProviderOutcome => {
 };
 
 export class SimAcquirer implements Acquirer {
-  readonly key = 'sim';
   readonly simulated = true;
   constructor(
     private sql: Sql,
     private baseUrl: string,
     private sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+    readonly key: SimKey = 'sim',
   ) {}
 
   supports(method: PaymentMethod): boolean {
-    return ['card', 'spei', 'codi', 'oxxo', 'dimo'].includes(method);
+    return this.key === 'sim_b' ? method === 'card' : ['card', 'spei', 'codi', 'oxxo', 'dimo'].includes(method);
   }
 
   async charge(req: ChargeRequest): Promise<ProviderOutcome> {
@@ -87,8 +106,8 @@ export class SimAcquirer implements Acquirer {
       if (!saved.length) return { kind: 'hard_decline', code: 'invalid_payment_method', message: 'The provider does not know this saved method.' };
       req = { ...req, paymentToken: (saved[0].token as string | null) ?? undefined };
     }
-    const providerRef = `sim_${req.method === 'card' ? 'ch' : req.method}_${randomBytes(10).toString('hex')}`;
-    const fresh = simOutcome(req, providerRef, this.baseUrl);
+    const providerRef = `${this.key}_${req.method === 'card' ? 'ch' : req.method}_${randomBytes(10).toString('hex')}`;
+    const fresh = simOutcome(req, providerRef, this.baseUrl, this.key);
     const moved = fresh.kind === 'captured' ? 1 : 0;
     const [row] = await this.sql`
       -- the provider's book: first call records the outcome, repeats only count
@@ -98,7 +117,7 @@ export class SimAcquirer implements Acquirer {
       on conflict (idempotency_key) do update set calls = sim_provider_calls.calls + 1, updated_at = now()
       returning outcome, (xmax = 0) as inserted`;
     const stored = row.outcome as Stored;
-    if (row.inserted && req.paymentToken === 'tok_sim_slow') await this.sleep(SLOW_MS);
+    if (row.inserted && tokenFor(this.key, req.paymentToken) === 'tok_sim_slow') await this.sleep(SLOW_MS);
     if (row.inserted && stored.firstCallFails) throw new ProviderUnavailable('sim provider answered HTTP 500 (outcome unknown until retrieved)');
     return strip(stored);
   }

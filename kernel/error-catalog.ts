@@ -14,6 +14,7 @@ import { RECEIVABLE_ERRORS } from './errors/receivables.js';
 import { BANK_STATEMENT_ERRORS } from './errors/bank-statements.js';
 import { CONNECT_ERRORS } from './errors/connect.js';
 import { BILLER_ERRORS } from './errors/billers.js';
+import { ROUTING_ERRORS } from './errors/routing.js';
 export type { ErrorSpec, ErrorType } from './errors/spec.js';
 
 export const ERROR_CATALOG = {
@@ -25,6 +26,7 @@ export const ERROR_CATALOG = {
   ...BANK_STATEMENT_ERRORS,
   ...CONNECT_ERRORS,
   ...BILLER_ERRORS,
+  ...ROUTING_ERRORS,
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

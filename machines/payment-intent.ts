@@ -37,7 +37,9 @@ export type PaymentIntentEvent =
   | { type: 'evidence.action_required'; expires: boolean }
   | { type: 'evidence.hard_decline' }
   /** `retry`: another eligible connector can take a new attempt (cross-connector retry); without one the decline is final. */
-  | { type: 'evidence.soft_decline'; retry: boolean }
+  | { type: 'evidence.soft_decline'; retry: boolean; dunning?: boolean }
+  /** Dunning: the wait after an off-session soft decline is over (by the tenant's clock): a new attempt. */
+  | { type: 'time.dunning' }
   /** A simulated or real incoming payment for a push method (SPEI, CoDi, OXXO). */
   | { type: 'evidence.incoming_payment' }
   /** The pending action's durable timer fired (by the tenant's clock). */
@@ -56,6 +58,9 @@ export type PaymentIntentEffect =
   | { type: 'emit'; params: { event: 'payment_intent.succeeded' | 'payment_intent.requires_action' | 'payment_intent.failed' | 'payment_intent.expired' | 'payment_intent.canceled' } }
   | { type: 'postCapture' }
   | { type: 'scheduleExpiry' }
+  /** Dunning: the next retry of an off-session charge, days later (timer). */
+  | { type: 'scheduleDunning' }
+  | { type: 'cancelDunning' }
   | { type: 'cancelExpiry' }
   | { type: 'setNextAction' }
   | { type: 'clearNextAction' }
@@ -99,6 +104,8 @@ export const paymentIntentMachine = setup({
     postCapture: stub,
     scheduleExpiry: stub,
     cancelExpiry: stub,
+    scheduleDunning: stub,
+    cancelDunning: stub,
     setNextAction: stub,
     clearNextAction: stub,
     recordError: stub,
@@ -112,6 +119,8 @@ export const paymentIntentMachine = setup({
     attemptAuthorized: ({ context }) => context.openAttempt === 'authorized',
     attemptPending: ({ context }) => context.openAttempt === 'pending',
     retryLeft: ({ event }) => event.type === 'evidence.soft_decline' && event.retry,
+    dunningLeft: ({ event }) => event.type === 'evidence.soft_decline' && event.dunning === true,
+    noAttemptOpen: ({ context }) => context.openAttempt === null,
     expires: ({ event }) => event.type === 'evidence.action_required' && event.expires,
   },
 }).createMachine({
@@ -158,12 +167,17 @@ export const paymentIntentMachine = setup({
           // spec: "soft decline with no retry left" fails the intent. A retry is a new attempt on the
           // next eligible connector (cross-connector retry), within the same intent: it stays processing.
           { guard: and(['attemptOpen', 'retryLeft']), actions: [attempt('declined'), 'recordError', 'openRetryAttempt'] },
+          // Dunning (ours): an off-session charge of a saved card waits for its next retry day, still processing.
+          { guard: and(['attemptOpen', 'dunningLeft']), actions: [attempt('declined'), 'recordError', 'scheduleDunning'] },
           { guard: 'attemptOpen', target: 'failed', actions: [attempt('declined'), 'recordError', emit('payment_intent.failed')] },
         ],
+        'time.dunning': { guard: 'noAttemptOpen', actions: 'openRetryAttempt' },
         capture: [{ guard: 'attemptAuthorized', actions: attempt('capture_requested') }, { actions: NOT_CAPTURABLE }],
         cancel: [
           // Voiding an authorization releases the hold; a pending attempt's outcome is unknown yet.
           { guard: 'attemptAuthorized', target: 'canceled', actions: [attempt('voided'), emit('payment_intent.canceled')] },
+          // Waiting for a dunning retry (no attempt open): nothing is at the provider.
+          { guard: 'noAttemptOpen', target: 'canceled', actions: ['cancelDunning', emit('payment_intent.canceled')] },
           { actions: reject('payment_intent.cancel_conflict', 'The intent is processing and its attempt is not authorized: it cannot be canceled until the provider answers.') },
         ],
       },

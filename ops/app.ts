@@ -23,7 +23,13 @@ import { Refunds } from '../actors/refunds.js';
 import { Invoices } from '../actors/invoices.js';
 import { Receivables } from '../actors/receivables.js';
 import { PaymentMethods } from '../actors/payment-methods.js';
-import { Router } from '../connectors/routing.js';
+import { Router, SIM_B_FEES, SIM_FEES } from '../connectors/routing.js';
+import { Routing } from '../actors/routing.js';
+import { ConektaAcquirer } from '../connectors/card/conekta.js';
+import { OpenpayAcquirer } from '../connectors/card/openpay.js';
+import { SqlKeyBook } from '../connectors/card/key-book.js';
+import { CardWebhooks } from '../actors/card-webhooks.js';
+import { Signups } from '../actors/signups.js';
 import { SimAcquirer } from '../connectors/sim.js';
 import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
 import type { Config } from './config.js';
@@ -72,15 +78,24 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   });
   const actor = runtime.actor;
   const sim = new SimAcquirer(sql, config.publicBaseUrl);
-  const router = new Router({ sim });
+  // sim_b: the second simulated card connector (issue 20); a tenant enables it in its routing table.
+  const simB = new SimAcquirer(sql, config.publicBaseUrl, undefined, 'sim_b');
+  // Real card connectors: a tenant enables them with its credentials (PUT /v1/routing/connectors/{key}).
+  const book = new SqlKeyBook(sql);
+  const credsOf = (key: string) => (tenantId: string, livemode: boolean) => routing.credentialsFor(tenantId, livemode, key);
+  const conekta = new ConektaAcquirer({ baseUrl: config.conektaApiUrl, timeoutMs: config.cardTimeoutMs, book, credentials: credsOf('conekta') });
+  const openpay = new OpenpayAcquirer({ baseUrl: config.openpayApiUrl, sandboxUrl: config.openpaySandboxUrl, timeoutMs: config.cardTimeoutMs, book, credentials: credsOf('openpay') });
+  const router = new Router({ sim, sim_b: simB, conekta, openpay }, { sim: SIM_FEES });
+  const secrets = resolveSecretBox(config);
+  const routing: Routing = new Routing({ sql, readSql, router, secrets, publishedFees: { sim: SIM_FEES, sim_b: SIM_B_FEES } });
   const methods = new PaymentMethods({ sql, actor, router, log });
   const payments = new PaymentIntents({
     sql, readSql, actor, router, log,
     enqueue: (j) => runtime.jobs.enqueue(j),
     savedMethod: (tenantId, livemode, id) => methods.chargeable(sql, tenantId, livemode, id),
+    routingTable: (tenantId, livemode) => routing.tableFor(tenantId, livemode),
   });
   const refunds = new Refunds({ sql, actor, router, log, refundSettled: (intentId, attemptId) => payments.refundSettled(intentId, attemptId) });
-  const secrets = resolveSecretBox(config);
   const invoices = new Invoices({ sql, actor, log, secrets });
   const receivables = new Receivables({ sql, actor, log, payments, invoices, publicBaseUrl: config.publicBaseUrl });
   const cx = createConnect({ config, sql, log, secrets, actor, enqueue: (j) => runtime.jobs.enqueue(j) });
@@ -120,6 +135,9 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     queues,
     runtime,
     router,
+    routing,
+    cardWebhooks: new CardWebhooks({ sql, routing, payments }),
+    signups: new Signups({ sql, secrets }),
     sim,
     payments,
     webhooks,

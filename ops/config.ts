@@ -63,6 +63,13 @@ export interface Config {
   readonly secretsKey?: string;
   /** STP's REST base for live payouts (connectors/payout/stp.ts). */
   readonly stpApiUrl: string;
+  /** Conekta's API base (connectors/card/conekta.ts); test and live keys use the same host. */
+  readonly conektaApiUrl: string;
+  /** Openpay's API base for live keys, and its sandbox for test keys (connectors/card/openpay.ts). */
+  readonly openpayApiUrl: string;
+  readonly openpaySandboxUrl: string;
+  /** Deadline of a card processor call; a later answer is a fault (outcome unknown, settled by retrieve). */
+  readonly cardTimeoutMs: number;
 }
 
 const schema = {
@@ -109,6 +116,10 @@ const schema = {
     metricsPort: { type: 'integer', minimum: 0, maximum: 65535 },
     secretsKey: { type: 'string', minLength: 32 },
     stpApiUrl: { type: 'string', pattern: '^https?://[^/]+' },
+    conektaApiUrl: { type: 'string', pattern: '^https?://[^/]+' },
+    openpayApiUrl: { type: 'string', pattern: '^https?://[^/]+' },
+    openpaySandboxUrl: { type: 'string', pattern: '^https?://[^/]+' },
+    cardTimeoutMs: { type: 'integer', minimum: 100, maximum: 120000 },
   },
 } as const;
 
@@ -204,6 +215,10 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: opt(env, 'METRICS_PORT') === undefined ? undefined : int(env, 'METRICS_PORT', 0),
     secretsKey: opt(env, 'SECRETS_KEY'),
     stpApiUrl: (opt(env, 'STP_API_URL') ?? 'https://prod.stpmex.com/speiws/rest').replace(/\/+$/, ''),
+    conektaApiUrl: (opt(env, 'CONEKTA_API_URL') ?? 'https://api.conekta.io').replace(/\/+$/, ''),
+    openpayApiUrl: (opt(env, 'OPENPAY_API_URL') ?? 'https://api.openpay.mx').replace(/\/+$/, ''),
+    openpaySandboxUrl: (opt(env, 'OPENPAY_SANDBOX_URL') ?? 'https://sandbox-api.openpay.mx').replace(/\/+$/, ''),
+    cardTimeoutMs: int(env, 'CARD_TIMEOUT_MS', 15_000),
   };
   for (const k of Object.keys(draft)) if (draft[k] === undefined) delete draft[k];
 

@@ -21,6 +21,9 @@ import type { ConnectServices } from './connect.js';
 import type { Invoices } from '../actors/invoices.js';
 import type { BillerServices } from './billers.js';
 import type { Receivables } from '../actors/receivables.js';
+import type { Routing } from '../actors/routing.js';
+import type { CardWebhooks } from '../actors/card-webhooks.js';
+import type { Signups } from '../actors/signups.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -40,6 +43,12 @@ export interface AppDeps {
   /** Jobs, timers, reactions and the entity actor of every installed capability. */
   readonly runtime: Runtime;
   readonly router: Router;
+  /** Per-tenant routing tables, decisions and scores (issue 20). */
+  readonly routing: Routing;
+  /** Inbound notices of the real card connectors (POST /webhooks/in/{conekta|openpay}/{tenantId}). */
+  readonly cardWebhooks: CardWebhooks;
+  /** Public signup (POST /public/signup, /verify; GET /admin/signups). */
+  readonly signups: Signups;
   readonly sim: SimAcquirer;
   readonly payments: PaymentIntents;
   readonly webhooks: WebhookDelivery;

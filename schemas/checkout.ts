@@ -61,6 +61,11 @@ export const checkoutConfigResource = {
     awaiting_capture: { type: 'boolean', description: 'Processing with an authorized attempt: the merchant captures it later.' },
     test_mode: { type: 'boolean', description: 'True for test-mode intents: the kit offers the sim card tokens.' },
     test_tokens: { type: 'array', items: { type: 'string' } },
+    card_tokenizer: {
+      type: 'object',
+      description: 'Live mode: the card connector whose browser tokenizer the checkout uses (web/tokenize.js); public keys only. The checkout confirms with `<connector>:<token>`, charged on that connector only.',
+      properties: { connector: { enum: ['conekta', 'openpay'] }, public_key: { type: 'string' }, merchant_id: { type: 'string' }, sandbox: { type: 'boolean' } },
+    },
   },
 } as const;
 

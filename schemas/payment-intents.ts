@@ -47,12 +47,14 @@ export const confirmBody = {
     payment_method: { type: 'string', minLength: 1, maxLength: 40, description: '`card`, `spei`, `codi`, `dimo` or `oxxo`; any other value answers payment_intent.no_route.' },
     payment_method_id: uuid,
     tip_minor: { ...tip, description: 'When sent it replaces the existing tip; omitted or null keeps it.' },
+    off_session: { type: 'boolean', description: 'With `payment_method_id`: a merchant-initiated charge of a saved card (a subscription). Its soft declines are retried 1, 3 and 5 days later by the account\'s clock (dunning) before the intent fails.' },
   },
 } as const;
 export type ConfirmBody = FromSchema<typeof confirmBody>;
 
 /** The cross-field rule of confirm's body, which JSON Schema would only report obscurely. */
 export function confirmBodyProblem(b: ConfirmBody): string | undefined {
+  if (b.off_session && !b.payment_method_id) return '`off_session` needs `payment_method_id` (a saved card).';
   if (b.payment_method_id) return b.payment_token || b.payment_method ? 'Send either payment_method_id, or payment_token with payment_method, not both.' : undefined;
   if (!b.payment_token || !b.payment_method) return 'confirm needs `payment_token` and `payment_method` (or `payment_method_id` of a saved method).';
   return undefined;

@@ -81,8 +81,8 @@ t.test('payment intent: soft decline closes the attempt, then retries on the nex
   const retry = planIntentStep(hydrated(intent({ status: 'processing' }), [a]), decline, env(), { retry: { connector: 'sim_b' } }, jobs);
   t.equal(retry.set?.status, 'processing', 'still processing');
   const order = retry.writes!.map((w) => `${w.op} ${w.table}`);
-  t.same(order, ['update attempts', 'insert attempts'], 'the declined attempt is written before the new one (one open attempt per intent)');
-  const newRow = (retry.writes![1] as { row: Record<string, unknown> }).row;
+  t.same(order, ['update attempts', 'update routing_decisions', 'insert attempts'], 'the declined attempt (and its decision\'s answer) is written before the new one (one open attempt per intent)');
+  const newRow = (retry.writes![2] as { row: Record<string, unknown> }).row;
   t.same([newRow.connector_key, newRow.payment_token], ['sim_b', 'tok_x'], 'on the next connector, with the same token');
   t.same(retry.events, []);
   const final = planIntentStep(hydrated(intent({ status: 'processing' }), [a]), decline, env(), {}, jobs);
@@ -147,4 +147,32 @@ t.test('saved method: activation sets brand and last4 and drops the token; a ref
   t.equal(d.set?.status, 'detached');
   const again = planMethodStep({ row: method({ status: 'detached' }), clockOffsetMs: 0 }, { kind: 'detach' }, env());
   t.notOk(again.set, 'detaching a detached method writes nothing and does not fail');
+});
+
+t.test('routing: the decision is written with the attempt it chose (same id) and learns the first answer in the evidence step; dunning waits on a timer', async (t) => {
+  const decision = {
+    method: 'card', brand: null, amount_minor: 10000, currency: 'MXN', candidates: [{ connector_key: 'sim_b', fee_minor: 550, eligible: true }], chosen: 'sim_b',
+    reason: 'cheapest' as const, default_connector: 'sim', default_fee_minor: 540, chosen_fee_minor: 550,
+  };
+  const p = planIntentStep(hydrated(intent()), { kind: 'confirm', body: { payment_method: 'card', payment_token: 'tok_sim_ok' } }, env(), {
+    charge: { method: 'card', token: 'tok_sim_ok', tip: 0, route: { connector: 'sim_b', decision }, risk: 'allow' },
+  }, jobs);
+  const att = p.writes!.find((w) => w.op === 'insert' && w.table === 'attempts') as { row: Record<string, unknown> };
+  const dec = p.writes!.find((w) => w.op === 'insert' && w.table === 'routing_decisions') as { row: Record<string, unknown> };
+  t.ok(dec, 'one decision row in the same plan');
+  t.equal(dec.row.id, att.row.id, 'id = the attempt\'s');
+  t.match(dec.row, { chosen: 'sim_b', reason: 'cheapest', payment_intent_id: intent().id });
+
+  const a = attempt({ created_at: new Date(at.getTime() - 250) });
+  const ev = planIntentStep(hydrated(intent({ status: 'processing' }), [a]), { kind: 'evidence', attemptId: a.id, outcome: { kind: 'captured', providerRef: 'sim_ch_1' }, source: 'connector' }, env(), { feeMinor: 540 }, jobs);
+  const upd = ev.writes!.find((w) => w.op === 'update' && w.table === 'routing_decisions') as { id: string; set: Record<string, unknown> };
+  t.equal(upd.id, a.id);
+  t.match(upd.set, { outcome: 'captured', latency_ms: 250 });
+
+  const due = new Date(at.getTime() + 86400_000);
+  const wait = planIntentStep(hydrated(intent({ status: 'processing' }), [a]), { kind: 'evidence', attemptId: a.id, outcome: { kind: 'soft_decline', code: 'issuer_unavailable', message: 'x' }, source: 'connector' }, env(), { dunningDueAt: due }, jobs);
+  t.equal(wait.set?.status, 'processing', 'still processing while dunning waits');
+  t.same(wait.timers, [{ kind: 'payment_intent.dunning', entityId: intent().id, dueAt: due }]);
+  t.same(wait.events, [], 'no failed event');
+  t.equal(wait.writes!.filter((w) => w.op === 'insert' && w.table === 'attempts').length, 0, 'no attempt until the day comes');
 });

@@ -141,10 +141,11 @@ t.test('scope reports:read, tenancy and mode', async (t) => {
   t.equal((await cut('', other.testKey)).body.totals.operation_count, 0, 'another tenant sees none');
 });
 
-t.test('savings and fee leakage: true zeros until routing records facts', async (t) => {
+t.test('savings and fee leakage with the single default connector: true zeros (routing facts: test/routing*.test.ts)', async (t) => {
   const s = await get('/v1/reports/savings');
   t.equal(s.status, 200);
-  t.match(s.body, { object: 'savings', routing_saved_minor: 0, retry_recovered_minor: 0, dunning_recovered_minor: 0, total_minor: 0, by_connector: [] });
+  t.match(s.body, { object: 'savings', routing_saved_minor: 0, retry_recovered_minor: 0, dunning_recovered_minor: 0, total_minor: 0 });
+  t.same(s.body.by_connector.map((c: any) => [c.connector_key, c.total_minor]), [['sim', 0]], 'one connector, no choice: nothing saved');
   const span = Date.parse(s.body.period_to) - Date.parse(s.body.period_from);
   t.equal(span, 30 * 86_400_000, 'default window: the last 30 days');
   t.ok(Math.abs(Date.parse(s.body.period_to) - Date.now()) < 60_000, 'ending now');
@@ -154,7 +155,9 @@ t.test('savings and fee leakage: true zeros until routing records facts', async 
   t.same((await get('/v1/reports/savings?currency=12')).body.error.code, 'reports.invalid_currency');
   const f = await get('/v1/reports/fee-leakage');
   t.equal(f.status, 200);
-  t.match(f.body, { object: 'fee_leakage', expected_fee_minor: 0, charged_fee_minor: 0, leakage_minor: 0, by_connector: [], data: [] });
+  t.match(f.body, { object: 'fee_leakage', leakage_minor: 0, data: [] });
+  t.equal(f.body.expected_fee_minor, f.body.charged_fee_minor, 'the sim charges the fee its table promises');
+  t.ok(f.body.charged_fee_minor > 0, 'the captured charges\' fees are counted');
   t.same((await get(`/v1/reports/fee-leakage?from=${encodeURIComponent(to)}&to=${encodeURIComponent(from)}`)).body.error.code, 'reports.invalid_period');
 });
 

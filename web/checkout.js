@@ -259,12 +259,15 @@
         });
       }));
       var fields = el('div', { class: 'orq-fields' });
+      var tokenizer = null;
       if (state.method === 'card') {
         if (cfg.test_mode) {
           var sel = el('select', { id: 'orq-token', 'data-testid': 'token-select', 'aria-label': L.testCard },
             (cfg.test_tokens || []).map(function (t) { return el('option', { value: t, text: L.token[t] || t }); }));
           fields.appendChild(el('label', { for: 'orq-token', text: L.testCard }));
           fields.appendChild(sel);
+        } else if (cfg.card_tokenizer && window.OrqTokenize) {
+          tokenizer = window.OrqTokenize.mount(fields, cfg.card_tokenizer); // web/tokenize.js: the card goes to the connector only
         } else {
           fields.appendChild(el('label', { for: 'orq-token', text: L.cardToken }));
           fields.appendChild(el('input', { id: 'orq-token', 'data-testid': 'token-input', autocomplete: 'off' }));
@@ -279,9 +282,10 @@
           pay.disabled = true;
           var tokenEl = root.querySelector('#orq-token');
           var token = state.method === 'card' ? (tokenEl && tokenEl.value) : state.method;
-          if (!token) { error.textContent = L.missingCard; pay.disabled = false; return; }
+          if (!token && !(tokenizer && state.method === 'card')) { error.textContent = L.missingCard; pay.disabled = false; return; }
           state.notice = null;
-          api('POST', '/public/payment_intents/' + id + '/confirm', { client_secret: secret, payment_token: token, payment_method: state.method, tip_minor: state.tip })
+          (tokenizer && state.method === 'card' ? tokenizer.tokenize() : Promise.resolve(token))
+            .then(function (tok) { return api('POST', '/public/payment_intents/' + id + '/confirm', { client_secret: secret, payment_token: tok, payment_method: state.method, tip_minor: state.tip }); })
             .then(function (pi) { state.shown = null; renderStatus(pi); poll(); })
             .catch(function (e) { error.textContent = apiError(e); pay.disabled = false; });
         }

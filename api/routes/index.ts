@@ -15,6 +15,8 @@ import { connectRoutes } from './connect.js';
 import { billerRoutes } from './billers.js';
 import { bankStatementRoutes } from './bank-statements.js';
 import { receivableRoutes } from './receivables.js';
+import { balanceRoutes, cardWebhookRoutes, routingRoutes } from './routing.js';
+import { signupRoutes } from './signup.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
@@ -25,6 +27,7 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   routes.push(...billerRoutes);
   routes.push(...bankStatementRoutes);
   routes.push(...receivableRoutes);
+  routes.push(...routingRoutes, ...cardWebhookRoutes, ...signupRoutes, ...balanceRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

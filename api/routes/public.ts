@@ -125,6 +125,7 @@ export const publicRoutes: RouteDef[] = [
     handler: (ctx) => ({ status: 200, contentType: 'image/svg+xml', text: code128Svg(ctx.query.data), headers: { 'Cache-Control': 'public, max-age=86400' } }),
   }),
   asset('checkout.js', 'application/javascript'),
+  asset('tokenize.js', 'application/javascript'),
   asset('checkout.css', 'text/css'),
   asset('demo.js', 'application/javascript'),
   asset('sim-3ds.js', 'application/javascript'),

@@ -53,7 +53,9 @@ const ALL_EVENTS: PaymentIntentEvent[] = [
   { type: 'evidence.hard_decline' },
   { type: 'evidence.soft_decline', retry: false },
   { type: 'evidence.soft_decline', retry: true },
+  { type: 'evidence.soft_decline', retry: false, dunning: true },
   { type: 'evidence.incoming_payment' },
+  { type: 'time.dunning' },
   { type: 'time.expire' },
   { type: 'capture' },
   { type: 'cancel' },
@@ -67,11 +69,11 @@ for (const openAttempt of OPEN_ATTEMPTS)
 const TERMINAL: PaymentIntentStatus[] = ['succeeded', 'failed', 'expired', 'canceled'];
 const CONFIRMABLE: PaymentIntentStatus[] = ['requires_payment_method', 'requires_confirmation'];
 const CATALOG = ['payment_intent.succeeded', 'payment_intent.requires_action', 'payment_intent.failed', 'payment_intent.expired', 'payment_intent.canceled'];
-const EFFECT_TYPES = new Set(['reject', 'openAttempt', 'openRetryAttempt', 'openReview', 'resolveReview', 'attempt', 'emit', 'postCapture', 'scheduleExpiry', 'cancelExpiry', 'setNextAction', 'clearNextAction', 'recordError']);
+const EFFECT_TYPES = new Set(['reject', 'openAttempt', 'openRetryAttempt', 'openReview', 'resolveReview', 'attempt', 'emit', 'postCapture', 'scheduleExpiry', 'cancelExpiry', 'setNextAction', 'clearNextAction', 'recordError', 'scheduleDunning', 'cancelDunning']);
 const REJECT_CODES = new Set(['payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.blocked_by_risk', 'attempt.not_capturable', 'payment_intent.cancel_conflict']);
 
 const label = (e: PaymentIntentEvent) =>
-  e.type === 'confirm' ? `confirm(routed=${e.routed},risk=${e.risk})` : e.type === 'evidence.action_required' ? `${e.type}(expires=${e.expires})` : e.type === 'evidence.soft_decline' ? `${e.type}(retry=${e.retry})` : e.type;
+  e.type === 'confirm' ? `confirm(routed=${e.routed},risk=${e.risk})` : e.type === 'evidence.action_required' ? `${e.type}(expires=${e.expires})` : e.type === 'evidence.soft_decline' ? `${e.type}(retry=${e.retry}${e.dunning ? ',dunning' : ''})` : e.type;
 const ctxLabel = (c: Ctx) => `{open=${c.openAttempt},review=${c.reviewPending}}`;
 
 // Typical persisted contexts per state.
@@ -302,6 +304,19 @@ t.test('capture needs an authorized attempt, in processing only', async (t) => {
     }
 });
 
+t.test('dunning (ours): an off-session soft decline waits, still processing; the timer opens the retry', async (t) => {
+  const wait = run('processing', { openAttempt: 'pending' }, { type: 'evidence.soft_decline', retry: false, dunning: true });
+  t.same([wait.state, wait.attempt, wait.types.includes('scheduleDunning'), wait.emits], ['processing', ['declined'], true, []]);
+  const cross = run('processing', { openAttempt: 'pending' }, { type: 'evidence.soft_decline', retry: true, dunning: true });
+  t.ok(cross.types.includes('openRetryAttempt') && !cross.types.includes('scheduleDunning'), 'another connector first');
+  const fire = run('processing', { openAttempt: null }, { type: 'time.dunning' });
+  t.same([fire.state, fire.types], ['processing', ['openRetryAttempt']]);
+  const stale = run('processing', { openAttempt: 'pending' }, { type: 'time.dunning' });
+  t.same([stale.state, stale.types], ['processing', []], 'an attempt already open: nothing');
+  const hard = run('processing', { openAttempt: 'pending' }, { type: 'evidence.hard_decline' });
+  t.equal(hard.state, 'failed', 'a hard decline is never dunned');
+});
+
 t.test('cancel: canceled where permitted, no-op in canceled, cancel_conflict elsewhere', async (t) => {
   for (const from of PAYMENT_INTENT_STATES)
     for (const c of ALL_CONTEXTS) {
@@ -311,6 +326,9 @@ t.test('cancel: canceled where permitted, no-op in canceled, cancel_conflict els
         t.same([r.state, r.effects], ['canceled', []], `${n}: no-op, no actions`);
       } else if (from === 'succeeded' || from === 'failed' || from === 'expired') {
         t.same([r.state, r.rejects], [from, ['payment_intent.cancel_conflict']], `${n}: cancel_conflict`);
+      } else if (from === 'processing' && c.openAttempt === null) {
+        // dunning (ours): waiting for the next retry day, nothing is at the provider
+        t.same([r.state, r.emits, r.types.includes('cancelDunning')], ['canceled', ['payment_intent.canceled'], true], `${n}: canceled while dunning waits`);
       } else if (from === 'processing' && c.openAttempt !== 'authorized') {
         t.same([r.state, r.rejects], [from, ['payment_intent.cancel_conflict']], `${n}: attempt has no outcome yet`);
       } else {
@@ -431,8 +449,8 @@ t.test('each attempt effect moves the open attempt the way the intent moved', as
       const n = `${from} ${ctxLabel(c)} + ${label(e)} -> attempt ${r.attempt[0]}`;
       const snap = attemptMachine.resolveState({ value: c.openAttempt!, context: undefined as never });
       const [next, actions] = transition(attemptMachine, snap, { type: r.attempt[0] } as never);
-      if (r.state === from && r.types.includes('openRetryAttempt')) {
-        // The intent stays processing: the declined attempt failed and a new one opens elsewhere.
+      if (r.state === from && (r.types.includes('openRetryAttempt') || r.types.includes('scheduleDunning'))) {
+        // The intent stays processing: the declined attempt failed and a new one opens elsewhere (or on a dunning day).
         t.equal(next.value, 'failed', `${n}: the declined attempt is failed`);
       } else if (r.state === from) {
         // The intent stays: authorized evidence or a capture request.

@@ -1,0 +1,74 @@
+// Inbound notices of the real card connectors (`POST /webhooks/in/{provider}/{tenantId}`): checked
+// for authenticity (Conekta: DIGEST signature; Openpay: the webhook's Basic user/password), then
+// written to the inbox as a notice about the attempt they concern; the worker asks the provider
+// for the charge (retrieve) before anything changes (actors/payment-intents.ts processNotice), so
+// a notice is a hint, never the evidence itself. Chargebacks open the attempt's dispute.
+import type { Sql } from '../kernel/db.js';
+import { ApiError } from '../kernel/errors.js';
+import { verifyConektaWebhook } from '../connectors/card/conekta.js';
+import { readOpenpayWebhook } from '../connectors/card/openpay.js';
+import { isObj } from '../connectors/card/http.js';
+import { openDispute } from './disputes.js';
+import type { PaymentIntents } from './payment-intents.js';
+import type { Routing } from './routing.js';
+
+export class CardWebhooks {
+  constructor(private d: { sql: Sql; routing: Pick<Routing, 'credentialsFor'>; payments: Pick<PaymentIntents, 'receiveNotice'> }) {}
+
+  private async attemptBy(connector: string, tenantId: string, where: { providerRef?: string; providerKey?: string }) {
+    const rows = where.providerKey
+      ? await this.d.sql`select id, payment_intent_id, livemode from attempts where tenant_id = ${tenantId} and connector_key = ${connector} and provider_key = ${where.providerKey}`
+      : await this.d.sql`select id, payment_intent_id, livemode from attempts where tenant_id = ${tenantId} and connector_key = ${connector} and provider_ref = ${where.providerRef ?? ''}`;
+    return rows[0] as { id: string; payment_intent_id: string; livemode: boolean } | undefined;
+  }
+
+  private async apply(connector: string, tenantId: string, eventId: string, type: string, attempt: { id: string; payment_intent_id: string; livemode: boolean } | undefined, reason?: string) {
+    const ack = { object: 'inbound_acknowledgement' as const, received: true, provider: connector, type };
+    if (!attempt) return { ...ack, matched: false };
+    if (/chargeback|dispute/.test(type)) {
+      await this.d.sql.begin(async (tx) => {
+        await tx`
+          insert into inbox (id, tenant_id, livemode, kind, source, subject_id, dedupe_key, payload, processed_at)
+          values (gen_random_uuid(), ${tenantId}, ${attempt.livemode}, 'attempt.dispute', ${`webhook:${connector}`}, ${attempt.id}, ${`${connector}:${tenantId}:${eventId}`}, ${tx.json({ type } as never)}, now())
+          on conflict (dedupe_key) do nothing`;
+        await openDispute(tx, attempt.id, reason ?? 'general');
+      });
+      return { ...ack, matched: true };
+    }
+    await this.d.payments.receiveNotice({ tenantId, livemode: attempt.livemode, attemptId: attempt.id, intentId: attempt.payment_intent_id, source: `webhook:${connector}`, dedupeKey: `${connector}:${tenantId}:${eventId}`, payload: { type } });
+    return { ...ack, matched: true };
+  }
+
+  async conekta(tenantId: string, rawBody: string, digest: string | undefined) {
+    let livemode = false;
+    try {
+      livemode = (JSON.parse(rawBody) as { livemode?: boolean }).livemode === true;
+    } catch {
+      throw new ApiError('webhook_in.invalid_body', 'The body is not JSON.');
+    }
+    const creds = await this.d.routing.credentialsFor(tenantId, livemode, 'conekta');
+    const ev = verifyConektaWebhook(rawBody, digest, creds?.webhook_public_key);
+    if (!ev) throw new ApiError('webhook_in.invalid_signature');
+    const o = ev.object;
+    const orderId = typeof o.order_id === 'string' ? o.order_id : o.object === 'order' && typeof o.id === 'string' ? o.id : undefined;
+    const attempt = orderId ? await this.attemptBy('conekta', tenantId, { providerRef: orderId }) : undefined;
+    const eventId = String((JSON.parse(rawBody) as { id?: string }).id ?? `${ev.type}:${orderId}`);
+    return this.apply('conekta', tenantId, eventId, ev.type, attempt, typeof o.reason === 'string' ? o.reason : undefined);
+  }
+
+  async openpay(tenantId: string, body: unknown, authorization: string | undefined) {
+    const peek = isObj(body) && isObj(body.transaction) ? body.transaction : undefined;
+    const orderId = typeof peek?.order_id === 'string' ? peek.order_id : undefined;
+    const attempt = orderId ? await this.attemptBy('openpay', tenantId, { providerKey: orderId }) : undefined;
+    // The mode is the attempt's; a verification ping (no transaction) is checked against live credentials, then test.
+    const creds = attempt
+      ? await this.d.routing.credentialsFor(tenantId, attempt.livemode, 'openpay')
+      : (await this.d.routing.credentialsFor(tenantId, true, 'openpay')) ?? (await this.d.routing.credentialsFor(tenantId, false, 'openpay'));
+    if (!creds) throw new ApiError('webhook_in.invalid_signature', 'No Openpay credentials are stored for this tenant.');
+    const ev = readOpenpayWebhook(body, authorization, creds);
+    if (!ev) throw new ApiError('webhook_in.invalid_signature');
+    if (ev.type === 'verification') return { object: 'inbound_acknowledgement' as const, received: true, provider: 'openpay', type: ev.type, matched: false };
+    const eventId = `${ev.type}:${String(peek?.id ?? orderId)}`;
+    return this.apply('openpay', tenantId, eventId, ev.type, attempt, typeof peek?.reason === 'string' ? peek.reason : undefined);
+  }
+}

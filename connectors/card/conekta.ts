@@ -1,0 +1,247 @@
+// Conekta (México) card adapter, from its public API (../shared/formats/card-processors.md;
+// official OpenAPI conekta/openapi v2.3.0). A charge is an order with one card charge
+// (`POST /orders`); capture/refund/cancel act on the order. Conekta has no idempotency header: the
+// adapter keeps our key → order id in the key book, puts our key in the order's `metadata` and
+// `reference_id`, and `retrieve` finds an order it never got an answer for with
+// `GET /orders?search=<key>` (matching metadata exactly). Decline codes are mapped exhaustively:
+// a code not in the tables below is `unmapped_decline` (hard) and fails the adapter tests.
+import { createVerify } from 'node:crypto';
+import { ProviderUnavailable, type Acquirer, type CallContext, type ChargeRequest, type PaymentMethod, type ProviderOutcome, type RefundOutcome, type SaveOutcome } from '../acquirer.js';
+import { callJson, faultIf5xx, isObj, malformed, type CredentialsFor, type HttpOptions, type JsonAnswer, type KeyBook } from './http.js';
+
+export const CONEKTA_ACCEPT = 'application/vnd.conekta-v2.2.0+json';
+
+type Mapped = { kind: 'hard_decline' | 'soft_decline'; code: string };
+const hard = (code: string): Mapped => ({ kind: 'hard_decline', code });
+
+/** `details[].code` of Conekta error bodies (402 processing_error, 422 parameter_validation_error, 401). */
+export const CONEKTA_ERROR_CODES: Record<string, Mapped> = {
+  'conekta.errors.processing.bank.declined': hard('card_declined'),
+  'conekta.errors.processing.bank_bindings.declined': hard('card_declined'),
+  'conekta.errors.processing.bank.insufficient_funds': hard('insufficient_funds'),
+  'conekta.errors.processing.bank_bindings.insufficient_funds': hard('insufficient_funds'),
+  'conekta.errors.processing.charge.card_payment.suspicious_behaviour': hard('suspected_fraud'),
+  'conekta.errors.processing.charge.card_payment.declined_by_3ds': hard('authentication_failed'),
+  'conekta.errors.processing.tokenization.used': hard('token_used'),
+  'conekta.errors.parameter_validation.payment_method.token_id.nonexistent_token': hard('invalid_token'),
+  'conekta.errors.parameter_validation.expiration_date.expired': hard('expired_card'),
+  'conekta.errors.parameter_validation.card.number': hard('invalid_card_number'),
+  'conekta.errors.parameter_validation.card.cvc': hard('invalid_cvc'),
+  'conekta.errors.authentication.missing_key': hard('invalid_credentials'),
+};
+
+/** `failure_code` of a declined charge object. */
+export const CONEKTA_FAILURE_CODES: Record<string, Mapped> = {
+  suspected_fraud: hard('suspected_fraud'),
+  restricted_card: hard('restricted_card'),
+  insufficient_funds: hard('insufficient_funds'),
+  card_declined: hard('card_declined'),
+};
+
+/** Error `type` → what it means when no code says more. 5xx (`api_error`) never gets here: a fault. */
+export const CONEKTA_ERROR_TYPES: Record<string, Mapped> = {
+  processing_error: hard('card_declined'),
+  parameter_validation_error: hard('provider_rejected_request'),
+  authentication_error: hard('invalid_credentials'),
+  malformed_request_error: hard('provider_rejected_request'),
+  precondition_required_error: hard('provider_rejected_request'),
+  conflict_error: hard('provider_rejected_request'),
+  resource_not_found_error: hard('provider_rejected_request'),
+};
+
+export function mapConektaError(body: Record<string, unknown>): Mapped & { message: string; providerCode: string } {
+  const details = Array.isArray(body.details) ? (body.details as Array<Record<string, unknown>>) : [];
+  const d = details[0] ?? {};
+  const code = typeof d.code === 'string' ? d.code : undefined;
+  const message = typeof d.message === 'string' ? d.message : String(body.type ?? 'declined');
+  const data = isObj(body.data) ? body.data : undefined;
+  const charge = data && isObj(data.charges) && Array.isArray(data.charges.data) ? (data.charges.data[0] as Record<string, unknown>) : data;
+  const failure = typeof charge?.failure_code === 'string' ? charge.failure_code : undefined;
+  if (code && CONEKTA_ERROR_CODES[code]) return { ...CONEKTA_ERROR_CODES[code]!, message, providerCode: code };
+  if (!code && failure && CONEKTA_FAILURE_CODES[failure]) return { ...CONEKTA_FAILURE_CODES[failure]!, message, providerCode: failure };
+  if (!code && !failure && typeof body.type === 'string' && CONEKTA_ERROR_TYPES[body.type]) return { ...CONEKTA_ERROR_TYPES[body.type]!, message, providerCode: body.type };
+  return { kind: 'hard_decline', code: 'unmapped_decline', message: `Conekta ${code ?? failure ?? String(body.type)}: ${message}`, providerCode: code ?? failure ?? String(body.type) };
+}
+
+export interface ConektaOptions extends HttpOptions {
+  credentials: CredentialsFor;
+  book: KeyBook;
+}
+
+export class ConektaAcquirer implements Acquirer {
+  readonly key = 'conekta';
+  readonly simulated = false;
+  readonly savesMethods = false;
+  constructor(private o: ConektaOptions) {}
+
+  supports(method: PaymentMethod): boolean {
+    return method === 'card';
+  }
+
+  private async auth(tenantId: string, livemode: boolean): Promise<Record<string, string> | null> {
+    const c = await this.o.credentials(tenantId, livemode);
+    return c ? { authorization: `Bearer ${c.private_key}`, accept: CONEKTA_ACCEPT, 'accept-language': 'es' } : null;
+  }
+
+  /** An order answer → outcome (null: the order is not one we can read). */
+  private orderOutcome(order: unknown): ProviderOutcome {
+    if (!isObj(order) || typeof order.id !== 'string') malformed('order without id');
+    const charges = isObj(order.charges) && Array.isArray(order.charges.data) ? (order.charges.data as unknown[]) : [];
+    const ch = charges[0];
+    if (!isObj(ch) || typeof ch.status !== 'string') malformed('order without a charge status');
+    const providerRef = order.id;
+    switch (ch.status) {
+      case 'paid':
+      case 'refunded':
+      case 'partially_refunded':
+        return { kind: 'captured', providerRef };
+      case 'pre_authorized':
+        return { kind: 'authorized', providerRef };
+      case 'canceled':
+      case 'voided':
+        return { kind: 'voided', providerRef };
+      case 'declined': {
+        const m = mapConektaError({ data: ch });
+        return { kind: m.kind, providerRef, code: m.code, message: typeof ch.failure_message === 'string' ? ch.failure_message : m.message };
+      }
+      case 'pending_payment': {
+        const next = isObj(order.next_action) && isObj(order.next_action.redirect_to_url) ? order.next_action.redirect_to_url.url : undefined;
+        if (typeof next === 'string') return { kind: 'action_required', providerRef, nextAction: { type: 'redirect', redirect_url: next } };
+        throw new ProviderUnavailable('Conekta: order pending without an action (ask again later)');
+      }
+      default:
+        return malformed(`charge status ${String(ch.status)}`);
+    }
+  }
+
+  private answerToOutcome(a: JsonAnswer): ProviderOutcome {
+    faultIf5xx(a, 'Conekta');
+    if (a.status === 200 || a.status === 201) return this.orderOutcome(a.json);
+    if (!isObj(a.json) || a.json.object !== 'error') malformed(`HTTP ${a.status} without an error object`);
+    const m = mapConektaError(a.json);
+    const data = isObj(a.json.data) ? a.json.data : undefined;
+    const ref = typeof data?.order_id === 'string' ? data.order_id : typeof data?.id === 'string' ? data.id : undefined;
+    return { kind: m.kind, ...(ref ? { providerRef: ref } : {}), code: m.code, message: m.message };
+  }
+
+  async charge(req: ChargeRequest): Promise<ProviderOutcome> {
+    const headers = await this.auth(req.tenantId, req.livemode);
+    if (!headers) return { kind: 'hard_decline', code: 'invalid_credentials', message: 'No Conekta credentials are stored for this tenant and mode.' };
+    // Conekta has no idempotency of its own: a key we already got an answer for is read back, never charged twice.
+    if (await this.o.book.get(this.key, req.idempotencyKey)) {
+      const known = await this.retrieve(req.idempotencyKey, req);
+      if (known) return known;
+    }
+    const token = req.paymentToken ?? '';
+    const pm = token.startsWith('src_') ? { type: 'card', payment_source_id: token } : { type: 'card', token_id: token };
+    const a = await callJson(this.o, 'POST', '/orders', headers, {
+      currency: req.currency,
+      customer_info: { name: 'Orquesta', email: 'pagos@orquesta.invalid', phone: '5500000000' },
+      line_items: [{ name: 'Cargo', unit_price: req.amountMinor, quantity: 1 }],
+      charges: [{ payment_method: pm, amount: req.amountMinor, reference_id: req.idempotencyKey }],
+      pre_authorize: false,
+      metadata: { orquesta_key: req.idempotencyKey, attempt_id: req.attemptId, tenant_id: req.tenantId },
+    });
+    const outcome = this.answerToOutcome(a);
+    if ('providerRef' in outcome && outcome.providerRef) await this.o.book.put(this.key, req.idempotencyKey, outcome.providerRef, req.tenantId, req.livemode);
+    return outcome;
+  }
+
+  private async orderIdFor(key: string, headers: Record<string, string>): Promise<string | null> {
+    const known = await this.o.book.get(this.key, key);
+    if (known) return known;
+    const a = await callJson(this.o, 'GET', `/orders?search=${encodeURIComponent(key)}`, headers);
+    faultIf5xx(a, 'Conekta order search');
+    if (a.status !== 200 || !isObj(a.json) || !Array.isArray(a.json.data)) malformed(`order search answered HTTP ${a.status}`);
+    const hit = (a.json.data as unknown[]).find((o) => isObj(o) && isObj(o.metadata) && o.metadata.orquesta_key === key) as Record<string, unknown> | undefined;
+    if (!hit || typeof hit.id !== 'string') return null;
+    // Found by search (our earlier call got no answer): booked, so a repeat of the key reads it back.
+    const tenant = isObj(hit.metadata) && typeof hit.metadata.tenant_id === 'string' ? hit.metadata.tenant_id : '';
+    await this.o.book.put(this.key, key, hit.id, tenant, hit.livemode === true);
+    return hit.id;
+  }
+
+  async retrieve(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome | null> {
+    if (!ctx) throw new ProviderUnavailable('Conekta retrieve needs the tenant');
+    const headers = await this.auth(ctx.tenantId, ctx.livemode);
+    if (!headers) throw new ProviderUnavailable('No Conekta credentials to ask with');
+    const id = await this.orderIdFor(idempotencyKey, headers);
+    if (!id) return null;
+    const a = await callJson(this.o, 'GET', `/orders/${encodeURIComponent(id)}`, headers);
+    faultIf5xx(a, 'Conekta order read');
+    if (a.status === 404) return null;
+    if (a.status !== 200) malformed(`order read answered HTTP ${a.status}`);
+    return this.orderOutcome(a.json);
+  }
+
+  async capture(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome> {
+    if (!ctx) throw new ProviderUnavailable('Conekta capture needs the tenant and amount');
+    const headers = await this.auth(ctx.tenantId, ctx.livemode);
+    if (!headers) throw new ProviderUnavailable('No Conekta credentials');
+    const id = await this.orderIdFor(idempotencyKey, headers);
+    if (!id) throw new ProviderUnavailable(`Conekta: no order for ${idempotencyKey} to capture`);
+    const a = await callJson(this.o, 'POST', `/orders/${encodeURIComponent(id)}/capture`, headers, { amount: ctx.amountMinor });
+    // 428: not capturable any more (already captured or canceled): the order says what it is.
+    if (a.status === 428) return (await this.retrieve(idempotencyKey, ctx)) ?? malformed('capture refused for an unknown order');
+    return this.answerToOutcome(a);
+  }
+
+  async void(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome> {
+    if (!ctx) throw new ProviderUnavailable('Conekta cancel needs the tenant');
+    const headers = await this.auth(ctx.tenantId, ctx.livemode);
+    if (!headers) throw new ProviderUnavailable('No Conekta credentials');
+    const id = await this.orderIdFor(idempotencyKey, headers);
+    if (!id) throw new ProviderUnavailable(`Conekta: no order for ${idempotencyKey} to cancel`);
+    const a = await callJson(this.o, 'POST', `/orders/${encodeURIComponent(id)}/cancel`, headers, {});
+    if (a.status === 428) return (await this.retrieve(idempotencyKey, ctx)) ?? malformed('cancel refused for an unknown order');
+    return this.answerToOutcome(a);
+  }
+
+  async refund(req: { idempotencyKey: string; chargeKey: string; amountMinor: number; currency: string; tenantId: string; livemode: boolean }): Promise<RefundOutcome> {
+    const done = await this.o.book.get(this.key, req.idempotencyKey);
+    if (done) return { kind: 'succeeded', providerRef: done };
+    const headers = await this.auth(req.tenantId, req.livemode);
+    if (!headers) return { kind: 'failed', code: 'invalid_credentials', message: 'No Conekta credentials are stored for this tenant and mode.' };
+    const id = await this.orderIdFor(req.chargeKey, headers);
+    if (!id) return { kind: 'failed', code: 'charge_not_found', message: 'Conekta does not know the charge.' };
+    const a = await callJson(this.o, 'POST', `/orders/${encodeURIComponent(id)}/refunds`, headers, { amount: req.amountMinor, reason: 'requested_by_client' });
+    faultIf5xx(a, 'Conekta refund');
+    if (a.status !== 200) {
+      const m = isObj(a.json) ? mapConektaError(a.json) : undefined;
+      return { kind: 'failed', code: m?.code ?? 'refund_declined', message: m?.message ?? `Conekta answered HTTP ${a.status}` };
+    }
+    if (!isObj(a.json) || typeof a.json.id !== 'string') malformed('refund answer without the order');
+    const ref = `${a.json.id}:refund:${req.idempotencyKey}`;
+    await this.o.book.put(this.key, req.idempotencyKey, ref, req.tenantId, req.livemode);
+    return { kind: 'succeeded', providerRef: ref };
+  }
+
+  async saveMethod(): Promise<SaveOutcome> {
+    // Conekta keeps cards as payment sources of a customer: not wired yet (docs/routing.md).
+    return { kind: 'failed', code: 'save_not_supported', message: 'Saving cards with Conekta is not supported yet.' };
+  }
+}
+
+/**
+ * Verifies a Conekta delivery: the DIGEST header is an RSA signature (PKCS#1 v1.5, SHA-256) over the
+ * raw body, base64, made with the private half of the tenant's webhook key ([U] encoding and
+ * padding: docs/routing.md). Returns the event or null.
+ */
+export function verifyConektaWebhook(rawBody: string, digest: string | undefined, publicKeyPem: string | undefined): { type: string; object: Record<string, unknown> } | null {
+  if (!digest || !publicKeyPem) return null;
+  let ok = false;
+  try {
+    ok = createVerify('sha256').update(rawBody, 'utf8').verify(publicKeyPem, digest, 'base64');
+  } catch {
+    return null;
+  }
+  if (!ok) return null;
+  let ev: unknown;
+  try {
+    ev = JSON.parse(rawBody);
+  } catch {
+    return null;
+  }
+  if (!isObj(ev) || typeof ev.type !== 'string' || !isObj(ev.data) || !isObj(ev.data.object)) return null;
+  return { type: ev.type, object: ev.data.object };
+}

@@ -1,0 +1,221 @@
+// Openpay (México) card adapter, from its public API (../shared/formats/card-processors.md; the
+// official SDK open-pay/openpay-python and plugin open-pay/openpay-woocommerce-cards). Paths are
+// `/v1/{merchant_id}/…`, HTTP Basic with the private key, amounts in decimal pesos. Idempotency is
+// Openpay's own: `order_id` (our key) is unique per merchant and a repeat answers 1006/409, after
+// which the adapter reads the existing charge (`GET …/charges?order_id=`, [U] filter: docs/routing.md).
+// Error codes are mapped exhaustively: one not in OPENPAY_CODES is `unmapped_decline` (hard).
+import { ProviderUnavailable, type Acquirer, type CallContext, type ChargeRequest, type PaymentMethod, type ProviderOutcome, type RefundOutcome, type SaveOutcome } from '../acquirer.js';
+import { callJson, faultIf5xx, isObj, malformed, type CredentialsFor, type HttpOptions, type JsonAnswer, type KeyBook } from './http.js';
+
+type Mapped = { kind: 'hard_decline' | 'soft_decline' | 'fault' | 'duplicate'; code: string };
+const hard = (code: string): Mapped => ({ kind: 'hard_decline', code });
+
+/** Every documented `error_code` (errors table of documents.openpay.mx) → Orquesta's outcome. */
+export const OPENPAY_CODES: Record<number, Mapped> = {
+  1000: { kind: 'fault', code: 'provider_error' },
+  1001: hard('provider_rejected_request'),
+  1002: hard('invalid_credentials'),
+  1003: hard('provider_rejected_request'),
+  // Openpay says it is unavailable and did not process the request: not charged, another connector may take it.
+  1004: { kind: 'soft_decline', code: 'provider_unavailable' },
+  1005: hard('provider_rejected_request'),
+  1006: { kind: 'duplicate', code: 'duplicate_order_id' },
+  1007: hard('transfer_rejected'),
+  1008: hard('account_deactivated'),
+  3001: hard('card_declined'),
+  3002: hard('expired_card'),
+  3003: hard('insufficient_funds'),
+  3004: hard('card_declined'),
+  3005: hard('suspected_fraud'),
+  3006: hard('not_permitted'),
+  3007: hard('card_declined'),
+  3008: hard('card_not_supported'),
+  3009: hard('lost_card'),
+  3010: hard('restricted_card'),
+  3011: hard('retain_card'),
+  3012: hard('call_issuer'),
+};
+
+export function mapOpenpayError(body: Record<string, unknown>): Mapped & { message: string } {
+  const n = typeof body.error_code === 'number' ? body.error_code : Number(body.error_code);
+  const message = typeof body.description === 'string' ? body.description : `Openpay error ${String(body.error_code)}`;
+  const m = OPENPAY_CODES[n];
+  return m ? { ...m, message } : { kind: 'hard_decline', code: 'unmapped_decline', message: `Openpay ${String(body.error_code)}: ${message}` };
+}
+
+export interface OpenpayOptions extends HttpOptions {
+  /** Test-mode keys go to Openpay's sandbox (baseUrl is live). */
+  sandboxUrl?: string;
+  credentials: CredentialsFor;
+  book: KeyBook;
+}
+
+const pesos = (minor: number) => Math.round(minor) / 100;
+
+export class OpenpayAcquirer implements Acquirer {
+  readonly key = 'openpay';
+  readonly simulated = false;
+  readonly savesMethods = false;
+  constructor(private o: OpenpayOptions) {}
+
+  supports(method: PaymentMethod): boolean {
+    return method === 'card';
+  }
+
+  private async auth(tenantId: string, livemode: boolean): Promise<{ headers: Record<string, string>; base: string; http: HttpOptions } | null> {
+    const c = await this.o.credentials(tenantId, livemode);
+    if (!c) return null;
+    const http = { baseUrl: livemode ? this.o.baseUrl : this.o.sandboxUrl ?? this.o.baseUrl, timeoutMs: this.o.timeoutMs };
+    return { headers: { authorization: `Basic ${Buffer.from(`${c.private_key}:`).toString('base64')}` }, base: `/v1/${encodeURIComponent(c.merchant_id!)}`, http };
+  }
+
+  private chargeOutcome(ch: unknown): ProviderOutcome {
+    if (!isObj(ch) || typeof ch.id !== 'string' || typeof ch.status !== 'string') malformed('charge without id or status');
+    const providerRef = ch.id;
+    switch (ch.status) {
+      case 'completed':
+      case 'refunded':
+        return { kind: 'captured', providerRef };
+      case 'in_progress': {
+        const pm = isObj(ch.payment_method) ? ch.payment_method : undefined;
+        if (pm?.type === 'redirect' && typeof pm.url === 'string') return { kind: 'action_required', providerRef, nextAction: { type: 'redirect', redirect_url: pm.url } };
+        return { kind: 'authorized', providerRef };
+      }
+      case 'cancelled':
+        return { kind: 'voided', providerRef };
+      case 'failed': {
+        const m = mapOpenpayError(ch);
+        if (m.kind !== 'hard_decline' && m.kind !== 'soft_decline') return { kind: 'hard_decline', providerRef, code: 'card_declined', message: m.message };
+        return { kind: m.kind, providerRef, code: m.code, message: m.message };
+      }
+      default:
+        return malformed(`charge status ${String(ch.status)}`);
+    }
+  }
+
+  private async answer(a: JsonAnswer, onDuplicate: () => Promise<ProviderOutcome>): Promise<ProviderOutcome> {
+    if (a.status === 200 || a.status === 201) return this.chargeOutcome(a.json);
+    if (!isObj(a.json) || a.json.error_code === undefined) {
+      faultIf5xx(a, 'Openpay');
+      malformed(`HTTP ${a.status} without an error_code`);
+    }
+    const m = mapOpenpayError(a.json);
+    if (m.kind === 'duplicate') return onDuplicate();
+    if (m.kind === 'fault') throw new ProviderUnavailable(`Openpay ${String(a.json.error_code)}: ${m.message}`);
+    return { kind: m.kind, code: m.code, message: m.message };
+  }
+
+  async charge(req: ChargeRequest): Promise<ProviderOutcome> {
+    const au = await this.auth(req.tenantId, req.livemode);
+    if (!au) return { kind: 'hard_decline', code: 'invalid_credentials', message: 'No Openpay credentials are stored for this tenant and mode.' };
+    // The browser tokenizer sends `<token>#<device_session_id>` (web/tokenize.js: OpenPay.deviceData.setup()).
+    const [sourceId, deviceSessionId] = (req.paymentToken ?? '').split('#', 2);
+    const a = await callJson(au.http, 'POST', `${au.base}/charges`, au.headers, {
+      method: 'card',
+      source_id: sourceId,
+      ...(deviceSessionId ? { device_session_id: deviceSessionId } : {}),
+      amount: pesos(req.amountMinor),
+      currency: req.currency,
+      description: 'Orquesta',
+      order_id: req.idempotencyKey,
+      capture: true,
+    });
+    const outcome = await this.answer(a, async () => {
+      // The order_id was charged before (our earlier call got no answer): its charge is the outcome.
+      const known = await this.retrieve(req.idempotencyKey, req);
+      if (!known) throw new ProviderUnavailable('Openpay says the order was processed but does not list it yet');
+      return known;
+    });
+    if ('providerRef' in outcome && outcome.providerRef) await this.o.book.put(this.key, req.idempotencyKey, outcome.providerRef, req.tenantId, req.livemode);
+    return outcome;
+  }
+
+  private async chargeIdFor(key: string, au: { headers: Record<string, string>; base: string; http: HttpOptions }): Promise<string | null> {
+    const known = await this.o.book.get(this.key, key);
+    if (known) return known;
+    const a = await callJson(au.http, 'GET', `${au.base}/charges?order_id=${encodeURIComponent(key)}`, au.headers);
+    faultIf5xx(a, 'Openpay charge search');
+    if (a.status !== 200 || !Array.isArray(a.json)) malformed(`charge search answered HTTP ${a.status}`);
+    const hit = (a.json as unknown[]).find((c) => isObj(c) && c.order_id === key) as Record<string, unknown> | undefined;
+    return hit && typeof hit.id === 'string' ? hit.id : null;
+  }
+
+  async retrieve(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome | null> {
+    if (!ctx) throw new ProviderUnavailable('Openpay retrieve needs the tenant');
+    const au = await this.auth(ctx.tenantId, ctx.livemode);
+    if (!au) throw new ProviderUnavailable('No Openpay credentials to ask with');
+    const id = await this.chargeIdFor(idempotencyKey, au);
+    if (!id) return null;
+    const a = await callJson(au.http, 'GET', `${au.base}/charges/${encodeURIComponent(id)}`, au.headers);
+    faultIf5xx(a, 'Openpay charge read');
+    if (a.status === 404) return null;
+    if (a.status !== 200) malformed(`charge read answered HTTP ${a.status}`);
+    return this.chargeOutcome(a.json);
+  }
+
+  async capture(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome> {
+    if (!ctx) throw new ProviderUnavailable('Openpay capture needs the tenant');
+    const au = await this.auth(ctx.tenantId, ctx.livemode);
+    if (!au) throw new ProviderUnavailable('No Openpay credentials');
+    const id = await this.chargeIdFor(idempotencyKey, au);
+    if (!id) throw new ProviderUnavailable(`Openpay: no charge for ${idempotencyKey} to capture`);
+    const a = await callJson(au.http, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/capture`, au.headers, ctx.amountMinor ? { amount: pesos(ctx.amountMinor) } : {});
+    // 1003: not capturable (already captured or cancelled): the charge says what it is.
+    if (a.status === 422) return (await this.retrieve(idempotencyKey, ctx)) ?? malformed('capture refused for an unknown charge');
+    return this.answer(a, async () => (await this.retrieve(idempotencyKey, ctx)) ?? malformed('duplicate capture of an unknown charge'));
+  }
+
+  async void(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome> {
+    // A pre-authorization is released by refunding it ([U]: docs/routing.md).
+    if (!ctx) throw new ProviderUnavailable('Openpay void needs the tenant');
+    const au = await this.auth(ctx.tenantId, ctx.livemode);
+    if (!au) throw new ProviderUnavailable('No Openpay credentials');
+    const id = await this.chargeIdFor(idempotencyKey, au);
+    if (!id) throw new ProviderUnavailable(`Openpay: no charge for ${idempotencyKey} to void`);
+    const a = await callJson(au.http, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/refund`, au.headers, { description: 'void' });
+    return this.answer(a, async () => (await this.retrieve(idempotencyKey, ctx)) ?? malformed('void of an unknown charge'));
+  }
+
+  async refund(req: { idempotencyKey: string; chargeKey: string; amountMinor: number; currency: string; tenantId: string; livemode: boolean }): Promise<RefundOutcome> {
+    const done = await this.o.book.get(this.key, req.idempotencyKey);
+    if (done) return { kind: 'succeeded', providerRef: done };
+    const au = await this.auth(req.tenantId, req.livemode);
+    if (!au) return { kind: 'failed', code: 'invalid_credentials', message: 'No Openpay credentials are stored for this tenant and mode.' };
+    const id = await this.chargeIdFor(req.chargeKey, au);
+    if (!id) return { kind: 'failed', code: 'charge_not_found', message: 'Openpay does not know the charge.' };
+    const a = await callJson(au.http, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/refund`, au.headers, { description: req.idempotencyKey, amount: pesos(req.amountMinor) });
+    if (a.status !== 200) {
+      faultIf5xx(a, 'Openpay refund');
+      const m = isObj(a.json) ? mapOpenpayError(a.json) : undefined;
+      if (m?.kind === 'fault') throw new ProviderUnavailable(m.message);
+      return { kind: 'failed', code: m?.code ?? 'refund_declined', message: m?.message ?? `Openpay answered HTTP ${a.status}` };
+    }
+    if (!isObj(a.json)) malformed('refund answer');
+    const refund = isObj(a.json.refund) && typeof a.json.refund.id === 'string' ? a.json.refund.id : `${id}:refund:${req.idempotencyKey}`;
+    await this.o.book.put(this.key, req.idempotencyKey, refund, req.tenantId, req.livemode);
+    return { kind: 'succeeded', providerRef: refund };
+  }
+
+  async saveMethod(): Promise<SaveOutcome> {
+    // Openpay keeps cards under a customer (`/customers/{id}/cards`): not wired yet (docs/routing.md).
+    return { kind: 'failed', code: 'save_not_supported', message: 'Saving cards with Openpay is not supported yet.' };
+  }
+}
+
+/**
+ * An Openpay delivery: no payload signature exists; the webhook's own user and password (HTTP Basic,
+ * [U]) are checked when the tenant stored them, and the charge is always re-read from Openpay
+ * before anything changes. Returns the event, or null when the credentials do not match.
+ */
+export function readOpenpayWebhook(body: unknown, authorization: string | undefined, creds: Record<string, string> | null): { type: string; transaction?: Record<string, unknown>; verificationCode?: string } | null {
+  if (creds?.webhook_user) {
+    const want = `Basic ${Buffer.from(`${creds.webhook_user}:${creds.webhook_password ?? ''}`).toString('base64')}`;
+    if (authorization !== want) return null;
+  }
+  if (!isObj(body) || typeof body.type !== 'string') return null;
+  return {
+    type: body.type,
+    transaction: isObj(body.transaction) ? body.transaction : undefined,
+    verificationCode: typeof body.verification_code === 'string' ? body.verification_code : undefined,
+  };
+}

@@ -1,0 +1,77 @@
+// The Openpay adapter against its local fake: every documented error code mapped (a code the fake
+// documents without a mapping fails here), the decline families, order_id idempotency (1006), an
+// unknown code, bad credentials, and the webhook's HTTP Basic check.
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { OPENPAY_CODES, OpenpayAcquirer, readOpenpayWebhook } from '../../connectors/card/openpay.js';
+import { MemoryKeyBook } from '../../connectors/card/http.js';
+import { ProviderUnavailable } from '../../connectors/acquirer.js';
+import { FakeOpenpay, OPENPAY_DOCUMENTED_CODES } from '../fakes/openpay.js';
+
+const fake = await new FakeOpenpay().start();
+t.teardown(() => fake.stop());
+const book = new MemoryKeyBook();
+const openpay = new OpenpayAcquirer({ baseUrl: fake.url, timeoutMs: 400, book, credentials: async (tenant) => (tenant === 'none' ? null : { merchant_id: fake.merchantId, private_key: tenant === 'bad' ? 'sk_wrong' : fake.privateKey }) });
+const req = (token: string, tenantId: string = randomUUID()) => {
+  const attemptId = randomUUID();
+  return { idempotencyKey: `orq_att_${attemptId}`, attemptId, tenantId, livemode: false, method: 'card' as const, amountMinor: 12345, currency: 'MXN', paymentToken: token, now: new Date() };
+};
+
+t.test('the error-code map is exhaustive over Openpay\'s errors table', async (t) => {
+  t.same(Object.keys(OPENPAY_CODES).map(Number).sort(), OPENPAY_DOCUMENTED_CODES.map(([c]) => c).sort(), 'mapped = documented');
+  for (const [code] of OPENPAY_DOCUMENTED_CODES) {
+    const m = OPENPAY_CODES[code]!;
+    if (code === 1006) continue; // idempotency: below
+    const p = openpay.charge(req(`tok_code_${code}`));
+    if (m.kind === 'fault') await t.rejects(p, ProviderUnavailable, `${code}: a fault (unknown outcome)`);
+    else t.match(await p, { kind: m.kind, code: m.code }, `${code} → ${m.kind} ${m.code}`);
+  }
+});
+
+t.test('amounts go as decimal pesos', async (t) => {
+  const r = req('tok_ok');
+  await openpay.charge(r);
+  const c = [...fake.charges.values()].find((x) => x.order_id === r.idempotencyKey)!;
+  t.equal(c.amount, 123.45);
+});
+
+t.test('a browser token carries the device session id (token#device)', async (t) => {
+  const r = req('tok_ok#dsess_123');
+  t.equal((await openpay.charge(r)).kind, 'captured');
+  const c = [...fake.charges.values()].find((x) => x.order_id === r.idempotencyKey)!;
+  t.equal(c.device_session_id, 'dsess_123');
+});
+
+t.test('decline families and the soft decline', async (t) => {
+  t.match(await openpay.charge(req('tok_declined')), { kind: 'hard_decline', code: 'card_declined' });
+  t.match(await openpay.charge(req('tok_insufficient')), { kind: 'hard_decline', code: 'insufficient_funds' });
+  t.match(await openpay.charge(req('tok_unavailable')), { kind: 'soft_decline', code: 'provider_unavailable' }, '1004: Openpay did not process it');
+});
+
+t.test('order_id is Openpay\'s idempotency: a repeat (1006) reads the first charge back', async (t) => {
+  const r = req('tok_ok');
+  const first = await openpay.charge(r);
+  book.m.clear(); // as if our first answer was lost
+  const again = await openpay.charge(r);
+  t.same(again, first);
+  t.equal(fake.completedFor(r.idempotencyKey), 1);
+});
+
+t.test('an unknown code is unmapped_decline (hard)', async (t) => {
+  t.match(await openpay.charge(req('tok_unknown_code')), { kind: 'hard_decline', code: 'unmapped_decline' });
+});
+
+t.test('credentials', async (t) => {
+  t.match(await openpay.charge(req('tok_ok', 'bad')), { kind: 'hard_decline', code: 'invalid_credentials' });
+  t.match(await openpay.charge(req('tok_ok', 'none')), { kind: 'hard_decline', code: 'invalid_credentials' });
+});
+
+t.test('webhook: Basic user/password when the tenant set them', async (t) => {
+  const body = { type: 'charge.succeeded', event_date: '2026-11-26T10:00:00-06:00', transaction: { id: 'tr1', order_id: 'orq_att_x', status: 'completed' } };
+  const creds = { merchant_id: 'm', private_key: 'k', webhook_user: 'orq', webhook_password: 'pw' };
+  const basic = `Basic ${Buffer.from('orq:pw').toString('base64')}`;
+  t.match(readOpenpayWebhook(body, basic, creds), { type: 'charge.succeeded', transaction: { id: 'tr1' } });
+  t.equal(readOpenpayWebhook(body, undefined, creds), null, 'no credentials → refused');
+  t.equal(readOpenpayWebhook(body, `Basic ${Buffer.from('orq:no').toString('base64')}`, creds), null);
+  t.match(readOpenpayWebhook({ type: 'verification', verification_code: 'AbC123' }, basic, creds), { type: 'verification', verificationCode: 'AbC123' });
+});

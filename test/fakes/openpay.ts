@@ -1,0 +1,100 @@
+// A local fake of Openpay's API (México, ../shared/formats/card-processors.md): merchant-level card
+// charges with a token, `order_id` unique per merchant (1006/409 on a repeat), errors as
+// `{category, error_code, description, http_code, request_id}`, capture and refund, charge search by
+// order_id. Tokens choose the answer; `tok_code_<n>` answers a documented error code.
+import { CardFake, type FakeAnswer, type FakeReq } from './card-server.js';
+
+/** Every error code of Openpay's errors table (the adapter must map each). */
+export const OPENPAY_DOCUMENTED_CODES: Array<[number, number]> = [
+  [1000, 500], [1001, 400], [1002, 401], [1003, 422], [1004, 503], [1005, 404], [1006, 409], [1007, 402], [1008, 423],
+  [3001, 402], [3002, 402], [3003, 402], [3004, 402], [3005, 402], [3006, 402], [3007, 402], [3008, 402], [3009, 402], [3010, 402], [3011, 402], [3012, 402],
+];
+
+type Charge = Record<string, any> & { id: string; order_id: string; status: string; amount: number };
+
+export class FakeOpenpay extends CardFake {
+  readonly merchantId = 'mfake1234567890';
+  readonly privateKey = 'sk_fake_0123456789abcdef';
+  readonly charges = new Map<string, Charge>();
+  slowMs = 1500;
+  private n = 0;
+
+  completedFor(orderId: string) {
+    return [...this.charges.values()].filter((c) => c.order_id === orderId && ['completed', 'refunded'].includes(c.status)).length;
+  }
+
+  private err(code: number, http: number, description = `error ${code}`): FakeAnswer {
+    return { status: http, json: { category: code >= 3000 ? 'gateway' : code === 1000 || code === 1004 ? 'internal' : 'request', error_code: code, description, http_code: http, request_id: `req-${++this.n}` } };
+  }
+
+  private newCharge(body: any, status: string, extra: Record<string, unknown> = {}): Charge {
+    const c: Charge = {
+      id: `tr${(++this.n).toString().padStart(10, '0')}`, authorization: status === 'completed' ? '801585' : null, operation_type: 'in', transaction_type: 'charge', method: 'card',
+      status, amount: body.amount, currency: body.currency, order_id: body.order_id, description: body.description, creation_date: new Date().toISOString(), device_session_id: body.device_session_id,
+      card: { type: 'debit', brand: 'visa', card_number: '411111XXXXXX1111' }, ...extra,
+    };
+    this.charges.set(c.id, c);
+    return c;
+  }
+
+  protected handle(r: FakeReq): FakeAnswer {
+    const want = `Basic ${Buffer.from(`${this.privateKey}:`).toString('base64')}`;
+    if (r.headers.authorization !== want) return this.err(1002, 401, 'The api key or merchant id are invalid');
+    const base = `/v1/${this.merchantId}`;
+    if (!r.path.startsWith(base + '/charges')) return this.err(1005, 404, 'The requested resource doesn\'t exist');
+    const rest = r.path.slice(base.length + '/charges'.length);
+    if (rest === '' && r.method === 'GET') return { status: 200, json: [...this.charges.values()].filter((c) => !r.query.get('order_id') || c.order_id === r.query.get('order_id')) };
+    if (rest === '' && r.method === 'POST') return this.create(r.body as any);
+    const m = rest.match(/^\/([^/]+)(?:\/(capture|refund))?$/);
+    const c = m ? this.charges.get(m[1]!) : undefined;
+    if (!c) return this.err(1005, 404, 'The requested resource doesn\'t exist');
+    if (!m![2]) return { status: 200, json: c };
+    if (m![2] === 'capture') {
+      if (c.status !== 'in_progress') return this.err(1003, 422, 'The charge cannot be captured');
+      c.status = 'completed';
+      return { status: 200, json: c };
+    }
+    if (c.status === 'in_progress') {
+      c.status = 'cancelled';
+      return { status: 200, json: c };
+    }
+    if (c.status !== 'completed') return this.err(1003, 422, 'The charge cannot be refunded');
+    c.status = 'refunded';
+    c.refund = { id: `trr${++this.n}`, amount: (r.body as any)?.amount ?? c.amount, operation_type: 'out', transaction_type: 'refund', status: 'completed' };
+    return { status: 200, json: c };
+  }
+
+  private create(body: any): FakeAnswer {
+    if (body?.method !== 'card' || !body?.source_id || typeof body?.amount !== 'number' || !body?.order_id) return this.err(1001, 400, 'method, source_id, amount and order_id are required');
+    if ([...this.charges.values()].some((c) => c.order_id === body.order_id)) return this.err(1006, 409, 'The order_id has already been processed');
+    const token: string = body.source_id;
+    const code = token.match(/^tok_code_(\d{4})$/);
+    if (code) {
+      const [n, http] = OPENPAY_DOCUMENTED_CODES.find(([k]) => k === Number(code[1])) ?? [Number(code[1]), 402];
+      return this.err(n, http);
+    }
+    switch (token) {
+      case 'tok_declined':
+        return this.err(3001, 402, 'The card was declined');
+      case 'tok_insufficient':
+        return this.err(3003, 402, 'The card doesn\'t have sufficient funds');
+      case 'tok_unavailable':
+        return this.err(1004, 503, 'Service unavailable');
+      case 'tok_unknown_code':
+        return this.err(3999, 402, 'A code nobody documented');
+      case 'tok_500':
+        return this.err(1000, 500, 'Internal server error');
+      case 'tok_500_charged':
+        this.newCharge(body, 'completed');
+        return this.err(1000, 500, 'Internal server error');
+      case 'tok_timeout':
+        return { status: 200, json: this.newCharge(body, 'completed'), delayMs: this.slowMs };
+      case 'tok_malformed':
+        return { status: 200, json: { unexpected: true } };
+      case 'tok_preauth':
+        return { status: 200, json: this.newCharge({ ...body }, 'in_progress') };
+      default:
+        return { status: 200, json: this.newCharge(body, body.capture === false ? 'in_progress' : 'completed') };
+    }
+  }
+}
