@@ -284,10 +284,11 @@
           var token = state.method === 'card' ? (tokenEl && tokenEl.value) : state.method;
           if (!token && !(tokenizer && state.method === 'card')) { error.textContent = L.missingCard; pay.disabled = false; return; }
           state.notice = null;
-          (tokenizer && state.method === 'card' ? tokenizer.tokenize() : Promise.resolve(token))
+          // The connector's tokenizer words its own refusals for the shopper (e.g. Conekta's message_to_purchaser).
+          (tokenizer && state.method === 'card' ? tokenizer.tokenize().catch(function (te) { te.shopperMessage = te.message; throw te; }) : Promise.resolve(token))
             .then(function (tok) { return api('POST', '/public/payment_intents/' + id + '/confirm', { client_secret: secret, payment_token: tok, payment_method: state.method, tip_minor: state.tip }); })
             .then(function (pi) { state.shown = null; renderStatus(pi); poll(); })
-            .catch(function (e) { error.textContent = apiError(e); pay.disabled = false; });
+            .catch(function (e) { error.textContent = e.shopperMessage || apiError(e); pay.disabled = false; });
         }
       });
       state.shown = 'form';
