@@ -10,7 +10,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
-import { clockOf, LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { clockOf, hydrateRow, LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
 import { canonicalJson } from '../kernel/json.js';
@@ -130,15 +130,7 @@ export class Billers {
       notFound: 'service_payment.not_found',
       // A replay that finds the payment executing: the generic answer of a key still in progress.
       busy: 'idempotency_key_in_progress',
-      hydrate: async (sql, id, scope) => {
-        const [r] = await sql`
-          select s.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
-            from service_payments s left join test_clocks tc on tc.tenant_id = s.tenant_id
-           where s.id = ${id} ${scope ? sql`and s.tenant_id = ${scope.tenantId} and s.livemode = ${scope.livemode}` : sql``}`;
-        if (!r) return undefined;
-        const { clock_offset_ms, ...row } = r;
-        return { row: toRow(row), clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }) };
-      },
+      hydrate: hydrateRow('service_payments', toRow),
       plan: (h, cmd, env) => planServicePayment(h, cmd, env),
     };
   }

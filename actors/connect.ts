@@ -12,7 +12,7 @@
 //   migration 0061), which serializes concurrent transfers of one charge.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
-import { clockOf, type EntityActor, type EntityDef, type Hydrated, type Write } from '../kernel/entity.js';
+import { hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
@@ -103,15 +103,7 @@ export class Connect {
       table: 'connect_accounts',
       notFound: 'connect.account_not_found',
       busy: 'connect.concurrent_modification',
-      hydrate: async (sql, id, scope) => {
-        const [r] = await sql`
-          select a.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
-            from connect_accounts a left join test_clocks tc on tc.tenant_id = a.tenant_id
-           where a.id = ${id} ${scope ? sql`and a.tenant_id = ${scope.tenantId} and a.livemode = ${scope.livemode}` : sql``}`;
-        if (!r) return undefined;
-        const { clock_offset_ms, ...row } = r;
-        return { row: row as unknown as AccountRow, clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }) };
-      },
+      hydrate: hydrateRow('connect_accounts', (r) => r as unknown as AccountRow),
       plan: (h, cmd, env) => {
         const event = { type: cmd.action === 'suspend' ? 'operator.suspend' : 'operator.reactivate' } as const;
         const step = machineStep(connectAccountMachine, h.row.status, undefined, event);

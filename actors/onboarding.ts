@@ -9,7 +9,7 @@
 // - The full CLABE is sealed (ops/secret-box.ts) and shown only as `clabe_masked`.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
-import { clockOf, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
@@ -195,15 +195,7 @@ export class Onboarding {
       notFound: 'onboarding_application.not_found',
       // spec: a race is transition_conflict.
       busy: 'onboarding_application.transition_conflict',
-      hydrate: async (sql, id, scope) => {
-        const [r] = await sql`
-          select a.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
-            from onboarding_applications a left join test_clocks tc on tc.tenant_id = a.tenant_id
-           where a.id = ${id} ${scope ? sql`and a.tenant_id = ${scope.tenantId} and a.livemode = ${scope.livemode}` : sql``}`;
-        if (!r) return undefined;
-        const { clock_offset_ms, ...row } = r;
-        return { row: toRow(row), clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }) };
-      },
+      hydrate: hydrateRow('onboarding_applications', toRow),
       prepare: (h, cmd) => this.prepare(h, cmd),
       plan: (h, cmd, env, prepared) => planApplicationStep(h, cmd, env, prepared, (clabe) => this.d.secrets.seal(clabe, clabeContext(h.row.id))),
     };

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Capability } from '../kernel/capability.js';
 import type { Db, Sql } from '../kernel/db.js';
-import { LockBusy, clockOf, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { LockBusy, hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
@@ -114,14 +114,7 @@ export class PaymentMethods {
       table: 'payment_methods',
       notFound: 'payment_method.not_found',
       busy: 'payment_method.concurrent_modification',
-      hydrate: async (sql, id, scope) => {
-        const [r] = await sql`
-          select m.*, coalesce(tc.offset_ms, 0) as clock_offset_ms from payment_methods m left join test_clocks tc on tc.tenant_id = m.tenant_id
-           where m.id = ${id} ${scope ? sql`and m.tenant_id = ${scope.tenantId} and m.livemode = ${scope.livemode}` : sql``}`;
-        if (!r) return undefined;
-        const { clock_offset_ms, ...row } = r;
-        return { row: toMethod(row), clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }) };
-      },
+      hydrate: hydrateRow('payment_methods', toMethod),
       plan: (h, cmd, env) => planMethodStep(h, cmd, env),
     };
   }

@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
-import { LockBusy, clockOf, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
+import { LockBusy, hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import { saveIdempotent, type IdempotencyHandle } from '../kernel/idempotency.js';
 import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
@@ -255,15 +255,7 @@ export class Payouts {
       table: 'payouts',
       notFound: 'payout.not_found',
       busy: 'payout.concurrent_modification',
-      hydrate: async (sql, id, scope) => {
-        const [r] = await sql`
-          select p.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
-            from payouts p left join test_clocks tc on tc.tenant_id = p.tenant_id
-           where p.id = ${id} ${scope ? sql`and p.tenant_id = ${scope.tenantId} and p.livemode = ${scope.livemode}` : sql``}`;
-        if (!r) return undefined;
-        const { clock_offset_ms, ...row } = r;
-        return { row: toPayout(row), clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }) };
-      },
+      hydrate: hydrateRow('payouts', toPayout),
       plan: (h, cmd, env) => planPayoutStep(h, cmd, env),
     };
   }

@@ -20,7 +20,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
-import { clockOf, LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { clockOf, hydrateRow, LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
@@ -207,15 +207,7 @@ export class Recharges {
       table: 'recharges',
       notFound: 'recharge.not_found',
       busy: 'recharge.retry_conflict',
-      hydrate: async (sql, id, scope) => {
-        const [r] = await sql`
-          select x.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
-            from recharges x left join test_clocks tc on tc.tenant_id = x.tenant_id
-           where x.id = ${id} ${scope ? sql`and x.tenant_id = ${scope.tenantId} and x.livemode = ${scope.livemode}` : sql``}`;
-        if (!r) return undefined;
-        const { clock_offset_ms, ...row } = r;
-        return { row: toRow(row), clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }) };
-      },
+      hydrate: hydrateRow('recharges', toRow),
       plan: (h, cmd, env) => planRecharge(h, cmd, env),
     };
   }

@@ -338,3 +338,19 @@ export function stepEnv(h: Hydrated): StepEnv {
 
 /** A hydrate result for a row read with `coalesce(tc.offset_ms, 0) as clock_offset_ms`. */
 export const clockOf = (r: { livemode: boolean; clock_offset_ms?: unknown }) => (r.livemode ? 0 : Number(r.clock_offset_ms ?? 0));
+
+/**
+ * The usual hydrate: one row of `table` by id (scoped by tenant and mode when a scope is given) with
+ * its tenant's test-clock offset, mapped by `toRow`. Kinds whose plan needs more write their own.
+ */
+export function hydrateRow<R extends EntityRow>(table: string, toRow: (r: Record<string, unknown>) => R) {
+  return async (sql: Sql, id: string, scope: Scope | undefined): Promise<Hydrated<R> | undefined> => {
+    const [r] = await sql`
+      select x.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
+        from ${sql(table)} x left join test_clocks tc on tc.tenant_id = x.tenant_id
+       where x.id = ${id} ${scope ? sql`and x.tenant_id = ${scope.tenantId} and x.livemode = ${scope.livemode}` : sql``}`;
+    if (!r) return undefined;
+    const { clock_offset_ms, ...row } = r;
+    return { row: toRow(row), clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }) };
+  };
+}
