@@ -17,7 +17,7 @@ import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { LockBusy, hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
-import { saveIdempotent, type IdempotencyHandle } from '../kernel/idempotency.js';
+import { saveIdempotent, sealedInRecord, type IdempotencyHandle } from '../kernel/idempotency.js';
 import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
@@ -94,12 +94,15 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const toPayout = (r: Record<string, unknown>): PayoutRow => ({ ...(r as unknown as PayoutRow), amount_minor: Number(r.amount_minor) });
 export const clabeContext = (payoutId: string) => `payout:${payoutId}:clabe`;
 
-/** The payout as the API shows it: the CLABE masked; rail fields once the worker executed the order. */
-export function payoutView(r: PayoutRow) {
+/**
+ * The payout as the API shows it (spec: payout): the full `clabe`, which the caller opens from its
+ * sealed column (it is never stored in the clear); rail fields once the worker executed the order.
+ */
+export function payoutView(r: PayoutRow, clabe: string) {
   return {
     id: r.id,
     object: 'payout' as const,
-    clabe: r.clabe_masked,
+    clabe,
     beneficiary_name: r.beneficiary_name,
     beneficiary_rfc: r.beneficiary_rfc,
     amount_minor: Number(r.amount_minor),
@@ -116,10 +119,15 @@ export function payoutView(r: PayoutRow) {
   };
 }
 
-/** The data of payout.* events: the projection without absent fields. */
+/**
+ * The data of payout.* events: the projection without absent fields, the CLABE only masked
+ * (`clabe_masked`): a full CLABE never enters an event, a delivery or the event stream.
+ */
 export function payoutEventData(r: PayoutRow) {
+  const { clabe: _full, ...view } = payoutView(r, '');
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(payoutView(r))) if (v !== null && v !== undefined && k !== 'livemode') out[k] = v;
+  for (const [k, v] of Object.entries(view)) if (v !== null && v !== undefined && k !== 'livemode') out[k] = v;
+  out.clabe_masked = r.clabe_masked;
   return out;
 }
 
@@ -311,12 +319,13 @@ export class Payouts {
     }
     const at = new Date();
     const row = this.newRow(p, v, { amountMinor: body.amount_minor, reference: body.reference, connectorKey, railKey, requestedBy: p.keyId, at });
-    const view = payoutView(row);
+    const view = payoutView(row, v.clabe);
     await this.d.actor.create(this.def, p, {
       create: { ...row },
       history: { event: 'create', data: { amount_minor: row.amount_minor, rail: railKey } },
       jobs: [this.executeRequest(row.id)],
-      response: { status: 201, body: view },
+      // The idempotency record keeps the CLABE sealed (as the row does); a replay opens it.
+      response: { status: 201, body: { ...view, clabe: sealedInRecord(row.clabe_sealed, clabeContext(row.id)) } },
       result: row,
     }, { idem, at });
     return { status: 201, body: view };
@@ -325,14 +334,23 @@ export class Payouts {
   async get(p: Principal, id: string) {
     const [r] = await this.d.sql`select * from payouts where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
     if (!r) throw new ApiError('payout.not_found', `No payout ${id} exists for this key.`);
-    return payoutView(toPayout(r));
+    return this.view(toPayout(r));
   }
 
   async list(p: Principal, limit = 100) {
     const rows = await this.d.sql`
       select * from payouts where tenant_id = ${p.tenantId} and livemode = ${p.livemode}
        order by created_at desc, id desc limit ${Math.min(Math.max(1, limit), 500)}`;
-    return { object: 'list' as const, data: rows.map((r) => payoutView(toPayout(r))) };
+    return { object: 'list' as const, data: rows.map((r) => this.view(toPayout(r))) };
+  }
+
+  /**
+   * The API's view of a stored payout, its CLABE opened from the sealed column. A Connect split's
+   * payout goes to the sub-merchant's settlement account, whose full CLABE is never exposed (spec:
+   * connect_account `settlement_clabe_masked`): that payout shows it masked.
+   */
+  private view(r: PayoutRow) {
+    return payoutView(r, r.connect_account_id ? r.clabe_masked : this.d.secrets.open(r.clabe_sealed, clabeContext(r.id)));
   }
 
   private railOf(row: PayoutRow): PayoutRail {
@@ -494,7 +512,7 @@ export class Payouts {
       if ((e as { code?: string }).code === 'OQ409') throw new ApiError('payout_approval.resolution_conflict', 'This approval was resolved by someone else meanwhile.');
       throw e;
     }
-    return payoutView(row);
+    return payoutView(row, clabe);
   }
 
   async reject(tenantId: string, approvalId: string, approver: string) {

@@ -56,15 +56,17 @@ function localHint(config: LocalRuleConfig, livemode: boolean, raw: string): str
   return '';
 }
 
+/** Every endpoint of the key's tenant and mode, deleted ones included (decisions §7: `active: false`, the row is kept). */
 export async function listEndpoints(deps: { sql: Sql }, p: Principal) {
   const rows = await deps.sql`
-    select * from webhook_endpoints where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and deleted_at is null
+    select * from webhook_endpoints where tenant_id = ${p.tenantId} and livemode = ${p.livemode}
      order by created_at desc`;
   return { object: 'list' as const, data: rows.map(view) };
 }
 
+/** One endpoint; a deleted one reads as it is listed (`active: false`, `disabled_reason: deleted`). */
 export async function getEndpoint(deps: { sql: Sql }, p: Principal, id: string) {
-  const [row] = await deps.sql`select * from webhook_endpoints where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode} and deleted_at is null`;
+  const [row] = await deps.sql`select * from webhook_endpoints where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
   if (!row) throw new ApiError('webhook_endpoint.not_found');
   return view(row);
 }

@@ -13,7 +13,7 @@ import type { Sql } from '../kernel/db.js';
 import { ApiError } from '../kernel/errors.js';
 import type { Reply } from './route.js';
 import type { Principal } from '../kernel/principal.js';
-import { pruneIdempotency, requestHash, type IdempotencyHandle } from '../kernel/idempotency.js';
+import { openSealedRecord, pruneIdempotency, requestHash, type IdempotencyHandle } from '../kernel/idempotency.js';
 export { isIdempotencyConflict, type IdempotencyHandle } from '../kernel/idempotency.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -35,7 +35,8 @@ export type Begin = { replay: Reply } | { handle: IdempotencyHandle; release: ()
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 export class Idempotency {
-  constructor(private sql: Sql, private redis: Redis, private prefix: string, private lockMs = 60_000) {
+  /** `reveal` opens the values a record keeps sealed (kernel/idempotency.ts sealedInRecord) when an answer is replayed. */
+  constructor(private sql: Sql, private redis: Redis, private prefix: string, private lockMs = 60_000, private reveal?: (sealed: string, context: string) => string) {
     if (!(redis as unknown as { orqIdemRelease?: unknown }).orqIdemRelease) redis.defineCommand('orqIdemRelease', { numberOfKeys: 1, lua: RELEASE });
   }
 
@@ -47,7 +48,8 @@ export class Idempotency {
       where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and key = ${key}`;
     if (!rows.length) return undefined;
     if (rows[0].request_hash !== hash) throw new ApiError('idempotency_key_reused');
-    return { status: rows[0].status_code as number, text: rows[0].response_body as string, contentType: 'application/json', headers: { 'Idempotency-Replayed': 'true' } };
+    const text = this.reveal ? openSealedRecord(rows[0].response_body as string, this.reveal) : (rows[0].response_body as string);
+    return { status: rows[0].status_code as number, text, contentType: 'application/json', headers: { 'Idempotency-Replayed': 'true' } };
   }
 
   /**

@@ -44,8 +44,20 @@ function fieldName(err: ErrorObject): string {
   return path || 'body';
 }
 
+/** A number with a fraction where whole minor units go (`amount_minor: 150.50`): what to send instead. */
+function fractionMessage(field: string, value: number): string {
+  if (!/_minor$/.test(field)) return `\`${field}\` must be an integer; ${value} has a fraction.`;
+  const cents = Math.round(value * 100);
+  const hint = Number.isSafeInteger(cents) && cents > 0 ? ` For ${value.toFixed(2)} pesos send ${cents}.` : '';
+  return `\`${field}\` must be an integer number of centavos (minor units); ${value} has a fraction.${hint}`;
+}
+
 function describe(err: ErrorObject, where: 'body' | 'query'): string {
   const field = fieldName(err);
+  // Before the field's own message, which speaks of other mistakes (a missing or negative amount).
+  if (err.keyword === 'type' && (err.params as { type?: unknown }).type === 'integer' && typeof err.data === 'number' && Number.isFinite(err.data) && !Number.isInteger(err.data)) {
+    return fractionMessage(field, err.data);
+  }
   const own = (err.parentSchema as Sch | undefined)?.['x-error-message'];
   if (typeof own === 'string' && err.keyword !== 'required') return own;
   const p = err.params as Record<string, unknown>;

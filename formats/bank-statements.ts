@@ -407,6 +407,6 @@ export function parseStatement(bytes: Uint8Array, mapping: Mapping, hasHeader: b
     throw new StatementParseError(line, `the file cannot be read as delimited text (${(e as Error).message}).`);
   }
   if (failure) throw failure;
-  if (!lines.length) throw new StatementParseError(0, `The file has no movements${layout.headerRow ? ` after its header (row ${layout.headerRow})` : ''}.`);
+  // A period without movements is a statement too (decisions §7): its header alone imports with lines_total 0.
   return { lines, encoding, delimiter: layout.delimiter, headerRow: layout.headerRow };
 }

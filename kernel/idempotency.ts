@@ -52,6 +52,24 @@ export function idempotencyCte(sql: Sql, h: IdempotencyHandle | undefined, statu
   return sql`, idempotency_record as (insert into idempotency_keys ${(sql as unknown as RowHelper)(recordRow(h, status, body), ...RECORD_COLUMNS)})`;
 }
 
+/**
+ * A value the idempotency record keeps sealed (a full CLABE, sealed as its row keeps it): the answer
+ * stored for a replay carries `{"$sealed": <box>, "context": <context>}` in its place, and
+ * `openSealedRecord` restores it when the answer is replayed. Nothing secret rests in the clear.
+ */
+export const sealedInRecord = (sealed: string, context: string) => ({ $sealed: sealed, context });
+
+/** The stored answer with every sealed value opened (`open` is the deployment's secret box). */
+export function openSealedRecord(text: string, open: (sealed: string, context: string) => string): string {
+  if (!text.includes('"$sealed"')) return text;
+  return JSON.stringify(
+    JSON.parse(text, (_k, v: unknown) => {
+      const s = v as { $sealed?: unknown; context?: unknown } | null;
+      return s && typeof s === 'object' && typeof s.$sealed === 'string' && typeof s.context === 'string' ? open(s.$sealed, s.context) : v;
+    }),
+  );
+}
+
 export const isIdempotencyConflict = (e: unknown) =>
   (e as { code?: string; constraint_name?: string })?.code === '23505' && (e as { constraint_name?: string }).constraint_name === 'idempotency_keys_pkey';
 

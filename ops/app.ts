@@ -129,7 +129,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     metrics,
     keys,
     limiter: new RateLimiter(redis, config.redisPrefix, keys.revokedSetKey),
-    idempotency: new Idempotency(sql, redis, config.redisPrefix),
+    idempotency: new Idempotency(sql, redis, config.redisPrefix, undefined, (sealed, context) => secrets.open(sealed, context)),
     adminKeyHash: admin.hash,
     startedAt: new Date(),
     queues,

@@ -28,7 +28,7 @@ export type BillerListQuery = FromSchema<typeof billerListQuery>;
 
 export const inquiryBody = {
   type: 'object',
-  properties: { reference: { description: 'The bill reference, digits only: cfe 12, telmex 10, izzi 8 to 10, agua_cdmx 16 with a Luhn check digit. Required (`biller.missing_reference`).' } },
+  properties: { reference: { description: 'The bill reference, digits only: cfe 12, telmex 10, izzi 8 to 10, agua_cdmx 16 (decisions §5; no check digit). Required (`biller.missing_reference`).' } },
 } as const;
 
 export const inquiryResource = {

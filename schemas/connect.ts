@@ -210,7 +210,7 @@ export const createPayoutBody = {
   additionalProperties: false,
   required: ['amount_minor', 'currency'],
   properties: {
-    clabe: { type: 'string', maxLength: 40, 'x-error-code': 'payout.invalid_clabe', description: 'Required. 18 digits with a valid check digit (3-7-1) and a known bank code; shown masked.' },
+    clabe: { type: 'string', maxLength: 40, 'x-error-code': 'payout.invalid_clabe', description: 'Required. 18 digits with a valid check digit (3-7-1) and a known bank code. The payout shows it in full; events carry it masked.' },
     beneficiary_name: { type: 'string', maxLength: 200, ...missing, description: 'Required. Sent to SPEI folded to ASCII and cut at 39 characters. Test mode: `FAIL` makes the order fail.' },
     beneficiary_rfc: { type: 'string', maxLength: 20, 'x-error-code': 'payout.invalid_beneficiary_rfc', description: 'Optional; a valid RFC when sent.' },
     amount_minor: { type: 'integer', minimum: 1, maximum: MAX_MINOR, 'x-error-code': 'payout.invalid_amount', 'x-error-message': '`amount_minor` must be a positive integer of minor units (centavos).' },
@@ -228,7 +228,7 @@ export const payoutResource = {
   properties: {
     id: uuid,
     object: { const: 'payout' },
-    clabe: { type: 'string', description: 'Masked: bank code and last four digits.', examples: ['646***********0007'] },
+    clabe: { type: 'string', pattern: '^\\d{18}$', description: "The beneficiary's full CLABE (spec: payout). Stored sealed; never in logs, events (whose data carries `clabe_masked`) or traces.", examples: ['646180110400000007'] },
     beneficiary_name: { type: 'string' },
     beneficiary_rfc: { type: 'string' },
     amount_minor: { type: 'integer' },

@@ -69,13 +69,16 @@ export const RECHARGE_EVENTS = {
   },
 } as const satisfies Record<string, EventSpec>;
 
-/** Ours: the payout's projection (CLABE masked), absent fields omitted, `livemode` on the envelope. */
-const { livemode: _pl, ...payoutProps } = payoutResource.properties;
+/**
+ * Ours: the payout's projection with absent fields omitted, `livemode` on the envelope, and the
+ * CLABE masked as `clabe_masked` instead of the resource's full `clabe` (no full CLABE in events).
+ */
+const { livemode: _pl, clabe: _clabe, ...payoutProps } = payoutResource.properties;
 export const payoutEventData = {
   type: 'object',
-  required: payoutResource.required.filter((k) => k !== 'livemode'),
+  required: [...payoutResource.required.filter((k) => k !== 'livemode' && k !== 'clabe'), 'clabe_masked'],
   additionalProperties: false,
-  properties: payoutProps,
+  properties: { ...payoutProps, clabe_masked: { type: 'string', description: 'Bank code and last four digits; the full CLABE is on the payout (GET /v1/payouts/{id}).', examples: ['646***********0007'] } },
 } as const;
 
 /** Ours: the application's list projection (no documents; CLABE masked), absent fields omitted. */

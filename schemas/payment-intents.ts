@@ -22,7 +22,7 @@ export const createPaymentIntentBody = {
   additionalProperties: false,
   required: ['amount_minor', 'currency'],
   properties: {
-    amount_minor: { ...amount, 'x-required-error-code': 'payment_intent.invalid_amount', 'x-error-message': '`amount_minor` is required: a positive integer of minor units (cents).' },
+    amount_minor: { ...amount, 'x-required-error-code': 'payment_intent.invalid_amount', 'x-required-error-message': '`amount_minor` is required: a positive integer of minor units (cents).' },
     currency: {
       ...currencyCode,
       'x-error-code': 'payment_intent.invalid_currency',

@@ -70,7 +70,8 @@ t.test('errors name the file line and the reason', async (t) => {
   fails(t, `${h}\n\n02/01/2026,A\n`, 4, /^Row 4: it has 2 columns/);
   fails(t, `${h}02/01/2026,"A,R,1.00,\n`, 2, /cannot be read as delimited text/);
   fails(t, '', 0, /empty/);
-  fails(t, h, 0, /no movements/);
+  // decisions §7: a period with no movements is an empty statement, not an error.
+  t.same(parse(h).lines, [], 'a header alone: no lines, no error');
   fails(t, 'Cuenta,Fecha,Hora\n1,2,3\n', 0, /header row of the santander layout/, { kind: 'preset', preset: 'santander' });
   fails(t, 'Cuenta,Fecha,Hora,Sucursal,Descripcion,Cargo/Abono,Importe\n1,02012026,10:00,1,X,*,5.00\n', 2, /invalid amount sign "\*"/, { kind: 'preset', preset: 'santander' });
 });

@@ -142,8 +142,12 @@ t.test('parse_error names the row and the reason; a failed import stores nothing
   const empty = await rawImport('', { ...JAN, ...COLS });
   t.equal(empty.body.error.code, 'bank_statement.parse_error');
   t.match(empty.body.error.message, /empty/);
+  // decisions §7: a statement whose period has no movements (the export's header alone) imports, with lines_total 0.
   const onlyHeader = await rawImport(`${header}\n`, { ...JAN, ...COLS });
-  t.match(onlyHeader.body.error.message, /no movements/);
+  t.equal(onlyHeader.status, 201, 'a header-only statement is an empty statement');
+  t.match(onlyHeader.body, { object: 'bank_statement', lines_total: 0, matched: 0, partial: 0, unmatched: 0 });
+  t.same((await a.call('GET', `/v1/bank_statements/${onlyHeader.body.id}/lines`, { key: ten.testKey })).body.data, [], 'with no lines');
+  await db()`delete from bank_statements where id = ${onlyHeader.body.id}`; // the test's last check: nothing else was stored
   const wrongLayout = await rawImport(fixture('santander-movimientos.csv'), { ...JAN, preset: 'bbva' });
   t.equal(wrongLayout.body.error.code, 'bank_statement.parse_error');
   t.match(wrongLayout.body.error.message, /header row of the bbva layout/);

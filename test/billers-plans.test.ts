@@ -66,7 +66,10 @@ t.test('references, mask, event ids, report days', async (t) => {
   t.equal(referenceProblem(billerByCode('cfe')!, '123456789012'), undefined);
   t.match(referenceProblem(billerByCode('cfe')!, '1234'), /12 digits/);
   t.match(referenceProblem(billerByCode('izzi')!, '12345678901'), /8 to 10 digits/);
-  t.match(referenceProblem(billerByCode('agua_cdmx')!, '4111111111111112'), /check digit/);
+  // decisions §5: agua_cdmx is 16 digits, with no check digit (the Luhn check refused valid accounts).
+  t.equal(referenceProblem(billerByCode('agua_cdmx')!, '4111111111111112'), undefined, 'agua_cdmx: any 16 digits');
+  t.match(referenceProblem(billerByCode('agua_cdmx')!, '411111111111111'), /16 digits/);
+  t.match(referenceProblem({ ...billerByCode('agua_cdmx')!, checkDigit: 'luhn' }, '4111111111111112'), /check digit/, 'a declared check digit is still checked');
   t.equal(simInquiry('cfe', '000000000000'), null, 'all zeros: unknown');
   t.same(simInquiry('cfe', '123456789012', at), simInquiry('cfe', '123456789012', at), 'deterministic');
   t.equal(maskPhone('5512345678'), '55****5678');

@@ -46,7 +46,7 @@ t.test('inquiry: amount due, holder, due date; every code', async (t) => {
     ['cfe', { reference: '12345678901A' }, 400, 'biller.invalid_reference'],
     ['telmex', { reference: '55123456789' }, 400, 'biller.invalid_reference'],
     ['izzi', { reference: '1234567' }, 400, 'biller.invalid_reference'],
-    ['agua_cdmx', { reference: '4111111111111112' }, 400, 'biller.invalid_reference'],
+    ['agua_cdmx', { reference: '411111111111111' }, 400, 'biller.invalid_reference'],
     ['cfe', { reference: '000000000000' }, 404, 'biller.reference_not_found'],
     ['agua_cdmx', { reference: '0000000000000000' }, 404, 'biller.reference_not_found'],
   ];
@@ -55,7 +55,8 @@ t.test('inquiry: amount due, holder, due date; every code', async (t) => {
     t.equal(x.status, status, `${code} ${JSON.stringify(b)} -> ${status}`);
     t.equal(x.body.error?.code, err, `${code} ${JSON.stringify(b)} -> ${err}`);
   }
-  t.match((await inquiry('agua_cdmx', { reference: '4111111111111111' })).body, { object: 'biller_inquiry', biller_code: 'agua_cdmx' }, 'Luhn-valid reference');
+  t.match((await inquiry('agua_cdmx', { reference: '4111111111111111' })).body, { object: 'biller_inquiry', biller_code: 'agua_cdmx' }, '16 digits');
+  t.match((await inquiry('agua_cdmx', { reference: '1234567890123456' })).body, { object: 'biller_inquiry', biller_code: 'agua_cdmx' }, '16 digits that fail a Luhn check: decisions §5 has none');
   t.equal((await inquiry('izzi', { reference: '12345678' })).status, 200, 'izzi 8 digits');
   t.equal((await inquiry('izzi', { reference: '1234567890' })).status, 200, 'izzi 10 digits');
   const live = await inquiry('cfe', { reference: '123456789012' }, ten.liveKey);

@@ -85,7 +85,15 @@ t.test('no full CLABE in responses, logs, events, history, records or traces', a
   await sleep(300);
 
   t.ok(texts.length > 20, `${texts.length} responses searched`);
-  t.notMatch(texts.join('\n'), FULL, 'responses');
+  // spec: a payout lists `clabe`: the merchant's own direct payouts answer the CLABE it sent, in
+  // full. A Connect split's payout goes to the sub-merchant's settlement account, whose full CLABE
+  // is never exposed: it stays masked there. Every other answer carries none.
+  const direct1 = await a.call('GET', `/v1/payouts/${direct.body.id}`, { key });
+  t.equal(direct1.body.clabe, CLABES[1], "a direct payout answers the merchant's CLABE");
+  const split = await a.call('GET', `/v1/payouts/${tr.body.splits[0].payout_id}`, { key });
+  t.equal(split.body.clabe, '646***********0007', "a split's payout keeps the settlement CLABE masked");
+  const ownClabe = /"clabe":"(\d{18})"/g;
+  t.notMatch(texts.map((x) => x.replace(ownClabe, (m, c: string) => (c === CLABES[1] || c === CLABES[2] ? '"clabe":"(own)"' : m))).join('\n'), FULL, 'responses');
   t.match(texts.join('\n'), /646\*{11}0007/, 'the masked form is what is shown');
   const sql = a.app.deps.sql;
   const dump = async (q: PromiseLike<unknown>) => JSON.stringify(await q);

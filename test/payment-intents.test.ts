@@ -97,6 +97,18 @@ t.test('create: validation codes of the spec', async (t) => {
     t.equal(r.status, 400, JSON.stringify(body));
     t.equal(r.body.error.code, code, JSON.stringify(body));
   }
+  // Each mistake is named for what it is (issue 25: 150.50 answered "`amount_minor` is required").
+  const messages: Array<[object, RegExp]> = [
+    [{ amount_minor: 150.5, currency: 'MXN' }, /^`amount_minor` must be an integer number of centavos \(minor units\); 150\.5 has a fraction\. For 150\.50 pesos send 15050\.$/],
+    [{ amount_minor: '15050', currency: 'MXN' }, /^`amount_minor` must be a positive integer of minor units/],
+    [{ amount_minor: -5, currency: 'MXN' }, /^`amount_minor` must be a positive integer of minor units/],
+    [{ currency: 'MXN' }, /^`amount_minor` is required/],
+    [{ amount_minor: 100, currency: 'MXN', tip_minor: 10.25 }, /^`tip_minor` must be an integer number of centavos \(minor units\); 10\.25 has a fraction\. For 10\.25 pesos send 1025\.$/],
+  ];
+  for (const [body, msg] of messages) {
+    const r = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body, headers: idem() });
+    t.match(r.body.error.message, msg, JSON.stringify(body));
+  }
   const noKey = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 100, currency: 'MXN' } });
   t.equal(noKey.status, 400);
   t.equal(noKey.body.error.code, 'idempotency_key_required');

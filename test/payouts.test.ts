@@ -83,17 +83,21 @@ t.test('validations: every payout.* code of the spec, and ours', async (t) => {
 t.test('a payout: 201 processing, then paid with provider_ref and tracking_key; event, ledger, one order', async (t) => {
   const r = await create(body({ beneficiary_rfc: 'EKU9003173C9', reference: '4455' }));
   t.equal(r.status, 201);
-  t.match(r.body, { object: 'payout', status: 'processing', clabe: '072***********1499', beneficiary_name: 'Proveedora del Norte', beneficiary_rfc: 'EKU9003173C9', amount_minor: 150_000, currency: 'MXN', concepto: 'Pago factura 123', reference: '4455', connector_key: 'stp', livemode: false });
+  // spec: the payout lists `clabe` (the masked variants are the *_masked fields of applications and accounts).
+  t.match(r.body, { object: 'payout', status: 'processing', clabe: CLABE, beneficiary_name: 'Proveedora del Norte', beneficiary_rfc: 'EKU9003173C9', amount_minor: 150_000, currency: 'MXN', concepto: 'Pago factura 123', reference: '4455', connector_key: 'stp', livemode: false });
   t.notOk(r.body.provider_ref, 'not yet executed');
   t.notOk(r.body.tracking_key);
   const done = await settled(r.body.id);
   t.equal(done.body.status, 'paid');
+  t.equal(done.body.clabe, CLABE, 'GET answers the full CLABE too');
+  t.equal((await a.call('GET', '/v1/payouts', { key: ten.testKey })).body.data.find((p: { id: string }) => p.id === r.body.id)?.clabe, CLABE, 'and the list');
   t.match(done.body.provider_ref, /^sim_po_/);
   t.match(done.body.tracking_key, /^ORQ[0-9A-Z]{25}$/, 'clave de rastreo');
   t.notOk(done.body.failure_reason);
   const ev = await a.app.deps.sql`select event_type, data from outbox_events where entity_id = ${r.body.id}`;
   t.same(ev.map((e) => e.event_type), ['payout.paid']);
-  t.match(ev[0].data, { id: r.body.id, object: 'payout', status: 'paid', clabe: '072***********1499', amount_minor: 150_000 });
+  t.match(ev[0].data, { id: r.body.id, object: 'payout', status: 'paid', clabe_masked: '072***********1499', amount_minor: 150_000 });
+  t.notOk('clabe' in ev[0].data, 'an event carries the CLABE masked only');
   t.same((await lines(r.body.id)).map((l) => [l.kind, l.account, l.amount_minor]), [
     ['payout.sent', 'payouts', 150_000],
     ['payout.sent', 'payout_source:stp', -150_000],
@@ -112,6 +116,10 @@ t.test('idempotency: the same key answers the same payout, and the rail gets one
   const replay = await create(body({ amount_minor: 777 }), ten.testKey, h);
   t.equal(replay.status, 201);
   t.equal(replay.body.id, ok[0].body.id, 'replayed');
+  t.equal(replay.headers.get('idempotency-replayed'), 'true');
+  t.equal(replay.body.clabe, CLABE, 'the replay answers the full CLABE, opened from the sealed record');
+  const [rec] = await a.app.deps.sql`select response_body from idempotency_keys where tenant_id = ${ten.id} and key = ${h['idempotency-key']}`;
+  t.notMatch(rec.response_body, CLABE, 'the record keeps it sealed');
   t.equal((await create(body({ amount_minor: 778 }), ten.testKey, h)).status, 422, 'same key, another body');
   await settled(replay.body.id);
   const [n] = await a.app.deps.sql`select count(*)::int as n from payouts where tenant_id = ${ten.id} and amount_minor = 777`;
@@ -192,7 +200,7 @@ t.test('list: default 100, clamped to 500; read; not_found for other tenants and
   t.equal(l.status, 200);
   t.equal(l.body.object, 'list');
   t.ok(l.body.data.length >= 5);
-  t.ok(l.body.data.every((p: { clabe: string }) => /^\d{3}\*{11}\d{4}$/.test(p.clabe)), 'masked in lists');
+  t.ok(l.body.data.every((p: { clabe: string }) => /^\d{18}$/.test(p.clabe)), 'the full CLABE in lists too (spec: payout `clabe`)');
   t.equal((await a.call('GET', '/v1/payouts?limit=1', { key: ten.testKey })).body.data.length, 1);
   t.equal((await a.call('GET', '/v1/payouts?limit=-1', { key: ten.testKey })).status, 400);
   const id = l.body.data[0].id;
@@ -279,7 +287,9 @@ t.test('STP refuses the order: failed with the reason, the account masked', asyn
   const done = await until(() => get(r.body.id, ten.liveKey), (x) => x.body.status !== 'processing');
   t.equal(done.body.status, 'failed');
   t.match(done.body.failure_reason, /does not exist/);
-  t.notMatch(done.text, /012180015000000000/, "STP's message names the account: masked");
+  t.equal(done.body.clabe, '012180015000000000', 'the payout answers its CLABE (spec)');
+  t.notMatch(done.body.failure_reason, /012180015000000000/, "STP's message names the account: masked in failure_reason");
+  t.match(done.body.failure_reason, /012\*{11}0000/);
 });
 
 t.test('OpenAPI documents the payout and onboarding webhook events', async (t) => {

@@ -220,6 +220,11 @@ t.test('delete: logical; nothing more is delivered', async (t) => {
   t.equal((await a.call('DELETE', `/v1/webhook_endpoints/${ep.id}`, { key: ten.testKey })).status, 404);
   const row = await a.app.deps.sql`select active from webhook_endpoints where id = ${ep.id}`;
   t.equal(row[0].active, false, 'the row is kept');
+  // spec: "Delete makes `active: false` (logical removal, row kept)", and listings carry `active` (decisions §7).
+  const listed = (await a.call('GET', '/v1/webhook_endpoints', { key: ten.testKey })).body.data.find((e: { id: string }) => e.id === ep.id);
+  t.match(listed, { id: ep.id, active: false, disabled_reason: 'deleted' }, 'the deleted endpoint stays listed, inactive');
+  t.notOk('secret' in listed, 'without its secret');
+  t.match((await a.call('GET', `/v1/webhook_endpoints/${ep.id}`, { key: ten.testKey })).body, { id: ep.id, active: false }, 'and reads as listed');
   await paidIntent(ten.testKey);
   await sleep(600);
   t.equal(rx.received.filter((x) => x.path === '/gone').length, 0);

@@ -60,7 +60,7 @@ export const billerRoutes = [
     scope: 'payments:read',
     body: inquiryBody,
     summary: 'Ask a biller for the amount due of a reference (no money moves)',
-    description: 'No Idempotency-Key. The reference is checked against the biller\'s format (length, and Luhn check digit for agua_cdmx). Test mode: the amount due derives from the reference; all zeros is `biller.reference_not_found`. Live keys: `biller.livemode_unsupported` (no live biller aggregator).',
+    description: 'No Idempotency-Key. The reference is checked against the biller\'s format (digits and length: cfe 12, telmex 10, izzi 8 to 10, agua_cdmx 16; decisions §5 has no check digit). Test mode: the amount due derives from the reference; all zeros is `biller.reference_not_found`. Live keys: `biller.livemode_unsupported` (no live biller aggregator).',
     tags: ['Billers'],
     responses: { 200: { description: 'The amount due', schema: inquiryResource } },
     errors: ['biller.missing_reference', 'biller.not_found', 'biller.invalid_reference', 'biller.reference_not_found', 'biller.livemode_unsupported'],

@@ -35,7 +35,7 @@ export const webhookRoutes = [
     auth: 'api_key',
     scope: 'webhooks:manage',
     summary: 'List webhook endpoints (never with secrets)',
-    description: 'Includes disabled endpoints (`active: false`, with `disabled_reason`); deleted ones are not listed.',
+    description: 'Every endpoint of the key\'s mode, newest first: disabled ones and deleted ones too (`active: false`, with `disabled_reason`; `deleted` for a deleted one: the row is kept, decisions §7). Never carries secrets.',
     tags: ['Webhooks'],
     responses: { 200: { description: 'The endpoints', schema: endpointList } },
     handler: async (ctx) => ({ status: 200, body: await listEndpoints(ctx.deps, ctx.principal) }),

@@ -1,8 +1,8 @@
 // The billers catalog (global, decisions.md §5) and each biller's reference format. Pure.
 // cfe: 12-digit service number; telmex: the 10-digit phone line; izzi: 8 to 10-digit account;
-// agua_cdmx: 16-digit account whose last digit is a Luhn (mod 10) check digit. Ours where the
-// decisions are silent: the categories, the labels, and which biller has a check digit
-// (docs/billers.md).
+// agua_cdmx: 16-digit account (decisions §5: 16 digits is the whole rule; no check digit). Ours
+// where the decisions are silent: the categories and the labels (docs/billers.md). A biller whose
+// own material documents a check digit can declare `checkDigit`; none does today.
 
 export interface BillerInfo {
   code: string;
@@ -19,7 +19,7 @@ export const BILLERS: readonly BillerInfo[] = [
   { code: 'cfe', name: 'CFE (Comisión Federal de Electricidad)', category: 'electricity', reference_label: 'Número de servicio (12 dígitos)', active: true, lengths: [12] },
   { code: 'telmex', name: 'Telmex', category: 'telecom', reference_label: 'Número telefónico a 10 dígitos', active: true, lengths: [10] },
   { code: 'izzi', name: 'izzi', category: 'telecom', reference_label: 'Número de cuenta (8 a 10 dígitos)', active: true, lengths: [8, 9, 10] },
-  { code: 'agua_cdmx', name: 'Agua CDMX (SACMEX)', category: 'water', reference_label: 'Número de cuenta (16 dígitos, el último es dígito verificador)', active: true, lengths: [16], checkDigit: 'luhn' },
+  { code: 'agua_cdmx', name: 'Agua CDMX (SACMEX)', category: 'water', reference_label: 'Número de cuenta (16 dígitos)', active: true, lengths: [16] },
 ];
 
 export const billerByCode = (code: string) => BILLERS.find((b) => b.code === code);
