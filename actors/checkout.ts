@@ -23,24 +23,99 @@ export { publicView } from './payment-intent-store.js';
 export const PUBLIC_NOT_FOUND_MESSAGE = 'No payment intent matches this id and client secret.';
 const notFound = () => new ApiError('payment_intent.not_found', PUBLIC_NOT_FOUND_MESSAGE);
 
-/** The intent if the secret is its own; the same 404 otherwise. */
-export async function authorize(deps: { sql: Sql }, id: string, secret: string | undefined) {
-  const rows = UUID.test(id) ? await deps.sql`select id, tenant_id, livemode, client_secret from payment_intents where id = ${id}` : [];
+/**
+ * Who asks, as the browser tells it: the page's `Origin` header and the `Host` it asked. No Origin
+ * (curl, a server, a same-origin GET) is not a cross-origin browser call.
+ */
+export interface Caller {
+  origin?: string;
+  host?: string;
+}
+
+const originList = (v: unknown): string[] | null => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : null);
+
+/**
+ * decisions §7: `/public/*` serves pages of any origin, unless the merchant listed its origins in
+ * checkout_settings; a same-origin request (Orquesta's own `/pay` pages) is always served.
+ */
+export function originAllowed(allowed: readonly string[] | null, caller: Caller | undefined): boolean {
+  if (!allowed || !caller?.origin) return true;
+  let o: URL;
+  try {
+    o = new URL(caller.origin);
+  } catch {
+    return false; // "null" (a sandboxed frame, a file) is no listed origin
+  }
+  if (caller.host && o.host === caller.host.toLowerCase()) return true;
+  return allowed.includes(o.origin);
+}
+
+function assertOrigin(allowed: readonly string[] | null, caller: Caller | undefined) {
+  if (originAllowed(allowed, caller)) return;
+  throw new ApiError(
+    'checkout.origin_unauthorized',
+    `This page's origin (${String(caller?.origin).slice(0, 200)}) is not among the merchant's allowed_origins; the merchant adds it with PUT /v1/checkout_settings.`,
+  );
+}
+
+/** The intent if the secret is its own (the same 404 otherwise), and the page's origin is one the merchant allows. */
+export async function authorize(deps: { sql: Sql }, id: string, secret: string | undefined, caller?: Caller) {
+  const rows = UUID.test(id)
+    ? await deps.sql`
+        select pi.tenant_id, pi.livemode, pi.client_secret, t.settings->'checkout_allowed_origins' as allowed_origins,
+               coalesce((t.settings->>'checkout_tips_enabled')::boolean, true) and not coalesce(pi.metadata ? 'receivable_id', false) as tips_enabled
+          from payment_intents pi join tenants t on t.id = pi.tenant_id where pi.id = ${id}`
+    : [];
   const expected = rows.length ? digest(rows[0].client_secret as string) : DUMMY;
   const ok = timingSafeEqual(expected, digest(secret ?? '')) && rows.length > 0;
   if (!ok) throw notFound();
-  return { tenantId: rows[0].tenant_id as string, livemode: rows[0].livemode as boolean };
+  const allowedOrigins = originList(rows[0].allowed_origins);
+  assertOrigin(allowedOrigins, caller);
+  return { tenantId: rows[0].tenant_id as string, livemode: rows[0].livemode as boolean, allowedOrigins, tipsEnabled: rows[0].tips_enabled as boolean };
 }
 
-export async function publicGet(deps: { sql: Sql }, id: string, secret: string | undefined) {
-  const owner = await authorize(deps, id, secret);
+/**
+ * A confirm's `return_url` (where the 3-D Secure page sends the shopper back): when the merchant
+ * lists its origins, it must be on one of them or on Orquesta's own pages; no open redirect.
+ */
+export function assertReturnUrl(url: string | undefined, allowed: readonly string[] | null, ownOrigins: readonly string[]) {
+  if (url === undefined || !allowed) return;
+  let origin: string;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    throw new ApiError('payment_intent.invalid_return_url');
+  }
+  if (allowed.includes(origin) || ownOrigins.includes(origin)) return;
+  throw new ApiError('payment_intent.invalid_return_url', `\`return_url\` is on ${origin}, which is not among the merchant's allowed_origins (PUT /v1/checkout_settings).`);
+}
+
+/** The authenticated confirm's check of its `return_url` against the tenant's allowed origins. */
+export async function checkReturnUrl(deps: { sql: Sql; config: { publicBaseUrl: string } }, tenantId: string, url: string | undefined) {
+  if (url === undefined) return;
+  const [row] = await deps.sql`select settings->'checkout_allowed_origins' as allowed_origins from tenants where id = ${tenantId}`;
+  assertReturnUrl(url, originList(row?.allowed_origins), [new URL(deps.config.publicBaseUrl).origin]);
+}
+
+/** The 3-D Secure page's way back: the confirm's `return_url` of the test-mode attempt waiting on it. */
+export async function threeDsReturnUrl(deps: { sql: Sql }, providerRef: string): Promise<string | undefined> {
+  const [a] = await deps.sql`select return_url from attempts where provider_ref = ${providerRef} and not livemode and return_url is not null`;
+  return (a?.return_url as string | undefined) ?? undefined;
+}
+
+export async function publicGet(deps: { sql: Sql }, id: string, secret: string | undefined, caller?: Caller) {
+  const owner = await authorize(deps, id, secret, caller);
   const h = await hydrate(deps.sql, id, owner.tenantId);
   if (!h) throw notFound();
   return publicView(h.row);
 }
 
-export async function publicConfirm(deps: { sql: Sql; payments: Pick<PaymentIntents, 'confirm'> }, id: string, body: PublicConfirmBody) {
-  const owner = await authorize(deps, id, body.client_secret);
+export async function publicConfirm(deps: { sql: Sql; payments: Pick<PaymentIntents, 'confirm'>; config: { publicBaseUrl: string } }, id: string, body: PublicConfirmBody, caller?: Caller) {
+  const owner = await authorize(deps, id, body.client_secret, caller);
+  // A checkout without tips (a receivable's page, or the merchant turned them off) takes none.
+  if (!owner.tipsEnabled && (body.tip_minor ?? 0) > 0) throw new ApiError('payment_intent.invalid_tip', 'This checkout takes no tip (a receivable, or the merchant turned tips off in its checkout settings); send tip_minor 0 or omit it.');
+  const own = [new URL(deps.config.publicBaseUrl).origin, ...(caller?.host ? [`http://${caller.host}`, `https://${caller.host}`] : [])];
+  assertReturnUrl(body.return_url, owner.allowedOrigins, own);
   // A link deactivated meanwhile (a canceled receivable) takes no more payments, even from an open page.
   // (by the link's primary key: metadata is text, and a merchant's own metadata may hold anything)
   const [link] = await deps.sql`
@@ -48,8 +123,8 @@ export async function publicConfirm(deps: { sql: Sql; payments: Pick<PaymentInte
         on l.id = case when pi.metadata->>'payment_link_id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then (pi.metadata->>'payment_link_id')::uuid end
      where pi.id = ${id}`;
   if (link && !link.active && !link.paid_at) throw new ApiError('payment_intent.not_confirmable', 'This payment link is no longer active.');
-  const p = { ...owner, keyId: 'public_checkout', scopes: [] };
-  const res = await deps.payments.confirm(p, id, { payment_token: body.payment_token, payment_method: body.payment_method, tip_minor: body.tip_minor });
+  const p = { tenantId: owner.tenantId, livemode: owner.livemode, keyId: 'public_checkout', scopes: [] };
+  const res = await deps.payments.confirm(p, id, { payment_token: body.payment_token, payment_method: body.payment_method, tip_minor: body.tip_minor, return_url: body.return_url });
   if ((res as { object?: string }).object === 'risk_review') {
     const h = await hydrate(deps.sql, id, owner.tenantId);
     return publicView(h!.row);
@@ -62,13 +137,37 @@ export interface CheckoutSettings {
   logo_url: string | null;
   privacy_url: string | null;
   terms_url: string | null;
+  /** decisions §7: null = any origin may use the kit and /public; a list restricts them. */
+  allowed_origins: string[] | null;
+  /** Whether the checkout offers a tip (default true). */
+  tips_enabled: boolean;
 }
 const SETTING_KEYS = { logo_url: 'checkout_logo_url', privacy_url: 'checkout_privacy_url', terms_url: 'checkout_terms_url' } as const;
 
 function settingsView(settings: Record<string, unknown> | null): CheckoutSettings {
   const s = settings ?? {};
   const v = (k: string) => (typeof s[k] === 'string' ? (s[k] as string) : null);
-  return { logo_url: v(SETTING_KEYS.logo_url), privacy_url: v(SETTING_KEYS.privacy_url), terms_url: v(SETTING_KEYS.terms_url) };
+  return {
+    logo_url: v(SETTING_KEYS.logo_url),
+    privacy_url: v(SETTING_KEYS.privacy_url),
+    terms_url: v(SETTING_KEYS.terms_url),
+    allowed_origins: originList(s.checkout_allowed_origins),
+    tips_enabled: s.checkout_tips_enabled !== false,
+  };
+}
+
+/** `https://Tienda.example.mx/` → `https://tienda.example.mx`: the form a browser's Origin header has. */
+function normalizeOrigin(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ApiError('checkout.invalid_settings', `${JSON.stringify(raw.slice(0, 100))} is not an origin; write it as https://tienda.example.mx (scheme, host and port, no path).`);
+  }
+  if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.username || u.password || (u.pathname !== '/' && u.pathname !== '') || u.search || u.hash) {
+    throw new ApiError('checkout.invalid_settings', `${JSON.stringify(raw.slice(0, 100))} is not an origin; write it as https://tienda.example.mx (scheme, host and port, no path).`);
+  }
+  return u.origin;
 }
 
 export async function getCheckoutSettings(deps: { sql: Sql }, p: Pick<Principal, 'tenantId'>) {
@@ -77,15 +176,23 @@ export async function getCheckoutSettings(deps: { sql: Sql }, p: Pick<Principal,
 }
 
 /** Replaces the branding: a field omitted or null is removed (the page then shows the merchant's initials / no link). */
-export async function putCheckoutSettings(deps: { sql: Sql }, p: Pick<Principal, 'tenantId'>, body: Partial<CheckoutSettings>) {
-  const patch: Record<string, string | null> = {};
-  for (const [field, key] of Object.entries(SETTING_KEYS)) patch[key] = body[field as keyof CheckoutSettings] ?? null;
+export async function putCheckoutSettings(deps: { sql: Sql }, p: Pick<Principal, 'tenantId'>, body: Partial<Omit<CheckoutSettings, 'tips_enabled'>> & { tips_enabled?: boolean | null }) {
+  const patch: Record<string, string | string[] | boolean | null> = {};
+  for (const [field, key] of Object.entries(SETTING_KEYS)) patch[key] = body[field as keyof typeof SETTING_KEYS] ?? null;
+  patch.checkout_allowed_origins = body.allowed_origins ? [...new Set(body.allowed_origins.map(normalizeOrigin))] : null;
+  patch.checkout_tips_enabled = body.tips_enabled ?? null;
   const [row] = await deps.sql`update tenants set settings = settings || ${deps.sql.json(patch)} where id = ${p.tenantId} returning settings`;
   return { object: 'checkout_settings' as const, ...settingsView(row.settings) };
 }
 
-export async function checkoutConfig(deps: { sql: Sql; routing?: { tokenizerFor(tenantId: string, livemode: boolean): Promise<unknown> } }, id: string, secret: string | undefined) {
-  const owner = await authorize(deps, id, secret);
+/** What a page shows of the settings (not the origin list, which is the merchant's business). */
+function brandingOf(settings: Record<string, unknown> | null) {
+  const { logo_url, privacy_url, terms_url } = settingsView(settings);
+  return { logo_url, privacy_url, terms_url };
+}
+
+export async function checkoutConfig(deps: { sql: Sql; routing?: { tokenizerFor(tenantId: string, livemode: boolean): Promise<unknown> } }, id: string, secret: string | undefined, caller?: Caller) {
+  const owner = await authorize(deps, id, secret, caller);
   const [row] = await deps.sql`
     select pi.*, t.name as merchant, t.settings, l.concepto, fp.self_invoice_slug,
            (select a.status from attempts a where a.payment_intent_id = pi.id order by a.created_at desc limit 1) as attempt_status
@@ -106,9 +213,11 @@ export async function checkoutConfig(deps: { sql: Sql; routing?: { tokenizerFor(
     currency: row.currency as string,
     status: row.status as string,
     allowed_methods: ['card', 'spei', 'codi', 'oxxo'],
-    tip_suggestions: [10, 15, 20].map((percent) => ({ percent, amount_minor: Math.round((amount * percent) / 100) })),
+    // No tip chooser on a receivable's page (B2B) nor when the merchant turned tips off.
+    tips_enabled: owner.tipsEnabled,
+    tip_suggestions: owner.tipsEnabled ? [10, 15, 20].map((percent) => ({ percent, amount_minor: Math.round((amount * percent) / 100) })) : [],
     merchant_display_name: row.merchant as string,
-    ...settingsView(row.settings),
+    ...brandingOf(row.settings),
     concepto: (row.concepto as string | null) ?? null,
     // The code on the shopper's receipt (and the SPEI payment reference that reconciliation matches).
     receipt_code: receipt,

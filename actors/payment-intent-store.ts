@@ -42,6 +42,8 @@ export interface AttemptRow {
   decline: string | null;
   capture_requested_at: Date | null;
   fee_minor: number | null;
+  /** Where the 3-D Secure page returns the shopper (confirm's `return_url`); not in the projection. */
+  return_url?: string | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -11,6 +11,7 @@ import type { Db, Sql } from '../kernel/db.js';
 import { saveIdempotent, type IdempotencyHandle } from '../kernel/idempotency.js';
 import { hydrate, intentView } from './payment-intent-store.js';
 import type { Capability } from '../kernel/capability.js';
+import { originAllowed, type Caller } from './checkout.js';
 
 const SLUG_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
 export function slug(): string {
@@ -84,9 +85,14 @@ export interface LinkCheckout {
 }
 
 /** The intent paying a link: created once per single-use link and reused while unpaid; new for reusable links. */
-export async function intentForLink(deps: { sql: Sql; payments: Pick<PaymentIntents, 'create'> }, slugValue: string): Promise<LinkCheckout> {
-  const [row] = await deps.sql`select l.*, t.name as merchant, t.settings->>'checkout_logo_url' as logo_url from payment_links l join tenants t on t.id = l.tenant_id where l.slug = ${slugValue}`;
+export async function intentForLink(deps: { sql: Sql; payments: Pick<PaymentIntents, 'create'> }, slugValue: string, caller?: Caller): Promise<LinkCheckout> {
+  const [row] = await deps.sql`
+    select l.*, t.name as merchant, t.settings->>'checkout_logo_url' as logo_url, t.settings->'checkout_allowed_origins' as allowed_origins
+      from payment_links l join tenants t on t.id = l.tenant_id where l.slug = ${slugValue}`;
   if (!row) throw new ApiError('payment_link.not_found');
+  if (caller && !originAllowed(Array.isArray(row.allowed_origins) ? (row.allowed_origins as string[]) : null, caller)) {
+    throw new ApiError('checkout.origin_unauthorized', `This page's origin (${String(caller.origin).slice(0, 200)}) is not among the merchant's allowed_origins.`);
+  }
   const link = linkView(row);
   const merchant = row.merchant as string;
   const logoUrl = (row.logo_url as string | null) ?? null;
@@ -108,14 +114,14 @@ export async function intentForLink(deps: { sql: Sql; payments: Pick<PaymentInte
   if (!row.reusable) {
     // Two visitors at once: only one intent becomes the link's; the other is left unused.
     const won = await deps.sql`update payment_links set current_intent_id = ${intent.id} where id = ${row.id as string} and current_intent_id is not distinct from ${(row.current_intent_id as string | null) ?? null} returning id`;
-    if (!won.length) return intentForLink(deps, slugValue);
+    if (!won.length) return intentForLink(deps, slugValue, caller);
   }
   return { link, merchant, logoUrl, intent, replaced };
 }
 
 /** The intent a payer opens for a link, with its client_secret; 404 once the link cannot be paid. */
-export async function payableIntent(deps: { sql: Sql; payments: Pick<PaymentIntents, 'create'> }, slugValue: string) {
-  const co = await intentForLink(deps, slugValue);
+export async function payableIntent(deps: { sql: Sql; payments: Pick<PaymentIntents, 'create'> }, slugValue: string, caller?: Caller) {
+  const co = await intentForLink(deps, slugValue, caller);
   if (!co.intent) throw new ApiError('payment_link.not_found', co.link.paid_at ? 'This payment link was already paid.' : 'This payment link is no longer active.');
   return co.intent;
 }

@@ -33,6 +33,7 @@ import { uws, type HttpRequest, type HttpResponse, type TemplatedApp, type us_li
 import { compileBody, compileQuery, type Validator } from './validation.js';
 import { ATTR } from '../kernel/tracing.js';
 import { decodePathParam, jsonContentType, parseJsonBody, parseQuery } from './body.js';
+import { isCorsPath, registerPreflight, writeCorsHeaders } from './cors.js';
 
 const tracer = trace.getTracer('orquesta-edge');
 // Span attribute names live in ops/tracing.ts (ATTR).
@@ -61,6 +62,8 @@ interface Compiled {
   hasBody: boolean;
   spanName: string;
   metricRoute: string;
+  /** Answers carry the CORS headers (api/cors.ts: /public/*). */
+  cors: boolean;
   /** prom-client children per method, cached (label hashing per request is not free). */
   durationChild?: { observe(v: number): void };
   counters: Map<number, { inc(): void }>;
@@ -86,6 +89,8 @@ export const READ_HEADERS = [
   'service-account-key',
   // Conekta signs its webhook deliveries in DIGEST (routes declared signedBody; docs/routing.md)
   'digest',
+  // the page of a browser call to /public (a merchant may restrict origins; api/cors.ts)
+  'origin',
 ] as const;
 const HEADER_INDEX = new Map<string, number>(READ_HEADERS.map((h, i) => [h, i]));
 const H = Object.fromEntries(READ_HEADERS.map((h, i) => [h, i])) as Record<(typeof READ_HEADERS)[number], number>;
@@ -196,11 +201,12 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       hasBody,
       spanName: `${def.method} ${def.path}`,
       metricRoute: def.path,
+      cors: isCorsPath(def.path),
       counters: new Map(),
     };
   });
 
-  function send(res: HttpResponse, requestId: string, reply: Reply, close = false) {
+  function send(res: HttpResponse, requestId: string, reply: Reply, close = false, cors = false) {
     let payload: string | Uint8Array;
     let type = reply.contentType;
     if (reply.text !== undefined) payload = reply.text;
@@ -219,6 +225,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
         res.writeHeader(H_NOSNIFF, V_NOSNIFF);
       }
       if (reply.headers) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]);
+      if (cors) writeCorsHeaders(res);
       res.end(payload, close);
     });
   }
@@ -547,7 +554,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
       try {
         if (!this.sent && reply.status !== 499) {
           this.sent = true;
-          send(this.res, this.requestId, reply, close);
+          send(this.res, this.requestId, reply, close, this.c.cors);
         }
       } catch (e) {
         log.error('edge failure', { requestId: this.requestId, err: e });
@@ -751,6 +758,7 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
     register[c.def.method](pattern, handlerFor(c));
   }
 
+  registerPreflight(app);
   // Anything else: the envelope, never uWS's empty 404.
   app.any('/*', (res, req) => {
     try {

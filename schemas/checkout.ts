@@ -1,7 +1,7 @@
 // Public checkout and payment links. spec: Public checkout; decisions.md §3 (payment links).
 import type { FromSchema } from 'json-schema-to-ts';
 import { currencyCode, listOf, metadata, timestamp, uuid } from './common.js';
-import { nextActionSchema } from './payment-intents.js';
+import { nextActionSchema, returnUrlSchema } from './payment-intents.js';
 
 export const publicConfirmBody = {
   type: 'object',
@@ -12,6 +12,7 @@ export const publicConfirmBody = {
     payment_token: { type: 'string', minLength: 1, maxLength: 200 },
     payment_method: { type: 'string', minLength: 1, maxLength: 40 },
     tip_minor: { type: 'integer', minimum: 0, maximum: 99_999_999_999, 'x-error-code': 'payment_intent.invalid_tip', description: 'Sent replaces the tip; omitted keeps it.' },
+    return_url: returnUrlSchema,
   },
 } as const;
 export type PublicConfirmBody = FromSchema<typeof publicConfirmBody>;
@@ -44,7 +45,8 @@ export const checkoutConfigResource = {
     currency: { type: 'string' },
     status: { type: 'string' },
     allowed_methods: { type: 'array', items: { enum: ['card', 'spei', 'codi', 'oxxo'] } },
-    tip_suggestions: { type: 'array', items: { type: 'object', properties: { percent: { type: 'integer' }, amount_minor: { type: 'integer' } } } },
+    tip_suggestions: { type: 'array', items: { type: 'object', properties: { percent: { type: 'integer' }, amount_minor: { type: 'integer' } } }, description: 'Empty when the checkout offers no tip.' },
+    tips_enabled: { type: 'boolean', description: "False on a receivable's page (B2B) and when the merchant turned tips off (PUT /v1/checkout_settings): the page shows no tip chooser." },
     merchant_display_name: { type: 'string' },
     logo_url: { type: ['string', 'null'], description: 'The merchant logo (PUT /v1/checkout_settings); null: the page shows the initials.' },
     privacy_url: { type: ['string', 'null'], description: "The merchant's privacy notice (aviso de privacidad), linked in the page footer." },
@@ -83,6 +85,17 @@ export const checkoutSettingsBody = {
     },
     privacy_url: { ...httpsUrl, description: 'Aviso de privacidad (https).' },
     terms_url: { ...httpsUrl, description: 'Términos y condiciones (https).' },
+    allowed_origins: {
+      type: ['array', 'null'],
+      maxItems: 20,
+      uniqueItems: true,
+      'x-error-code': 'checkout.invalid_settings',
+      items: { type: 'string', maxLength: 300, pattern: '^https?://[^/\\s?#]+/?$', 'x-error-message': 'Each of `allowed_origins` is an origin: scheme and host (and port), e.g. https://tienda.example.mx or http://localhost:3000, with no path.' },
+      description:
+        'The web origins whose pages may use the browser kit and `/public/*` for this merchant (decisions §7). Omitted or null: any origin (the client secret is the credential). ' +
+        'Set: a request from another page (its `Origin`) is refused with 403 `checkout.origin_unauthorized`, and a `return_url` must be on one of them. Orquesta\'s own pages (`/pay`) are always allowed.',
+    },
+    tips_enabled: { type: ['boolean', 'null'], description: 'Whether the checkout offers a tip (default true; false: no tip chooser, and a tip sent to /public confirm is refused). A receivable\'s page never offers one (B2B).' },
   },
 } as const;
 export type CheckoutSettingsBody = FromSchema<typeof checkoutSettingsBody>;
@@ -96,6 +109,8 @@ export const checkoutSettingsResource = {
     logo_url: { type: ['string', 'null'] },
     privacy_url: { type: ['string', 'null'] },
     terms_url: { type: ['string', 'null'] },
+    allowed_origins: { type: ['array', 'null'], items: { type: 'string' }, description: 'Null: any origin.' },
+    tips_enabled: { type: 'boolean' },
   },
 } as const;
 

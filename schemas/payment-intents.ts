@@ -17,6 +17,18 @@ const tip = {
   'x-error-message': '`tip_minor` must be an integer >= 0 (minor units).',
 } as const;
 
+/** Where the sim's 3-D Secure page sends the shopper back (Stripe's `return_url` at confirm). */
+export const returnUrlSchema = {
+  type: 'string',
+  maxLength: 2000,
+  pattern: '^https?://[^\\s]+$',
+  'x-error-code': 'payment_intent.invalid_return_url',
+  'x-error-message': '`return_url` must be an absolute http(s) URL of at most 2000 characters, such as https://tienda.example.mx/pedido/123.',
+  description:
+    'Optional. Where the 3-D Secure page sends the shopper once the bank decided (approved or not): the page that follows the payment, usually the one that confirmed. ' +
+    'When the merchant lists `allowed_origins` in its checkout settings, it must be on one of them. The spec\'s other fields are unchanged.',
+} as const;
+
 export const createPaymentIntentBody = {
   type: 'object',
   additionalProperties: false,
@@ -47,6 +59,7 @@ export const confirmBody = {
     payment_method: { type: 'string', minLength: 1, maxLength: 40, description: '`card`, `spei`, `codi`, `dimo` or `oxxo`; any other value answers payment_intent.no_route.' },
     payment_method_id: uuid,
     tip_minor: { ...tip, description: 'When sent it replaces the existing tip; omitted or null keeps it.' },
+    return_url: returnUrlSchema,
     off_session: { type: 'boolean', description: 'With `payment_method_id`: a merchant-initiated charge of a saved card (a subscription). Its soft declines are retried 1, 3 and 5 days later by the account\'s clock (dunning) before the intent fails.' },
   },
 } as const;

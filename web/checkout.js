@@ -6,13 +6,32 @@
  *
  * or OrquestaCheckout.mount(element, { intentId, clientSecret, baseUrl, locale }).
  *
+ * It works on any origin: the service is where the script came from (its own `src`), unless a
+ * `data-base-url` on the script or the mount (or the `baseUrl` option) says otherwise. /public
+ * answers cross-origin calls (CORS, no cookies: the client secret is the credential). The kit
+ * adds its stylesheet (/js/checkout.css) unless the page has it or the script says
+ * data-styles="none". A 3-D Secure page returns to the page that confirmed (`return_url`).
+ *
  * It speaks the page's language: English inside an element with lang="en…" (or locale: 'en'),
  * Spanish otherwise. A declined intent cannot be paid again: off /pay/{slug}, "another method"
  * dispatches a bubbling `orquesta:retry` event for the page to mount a new intent.
  */
 (function () {
   'use strict';
+  // The service this script came from (read now: currentScript is set only while it runs).
+  var SCRIPT = document.currentScript;
+  var SCRIPT_BASE = (function () {
+    if (!SCRIPT) return '';
+    var attr = SCRIPT.getAttribute('data-base-url');
+    if (attr) return attr.replace(/\/+$/, '');
+    try {
+      var u = new URL(SCRIPT.src, location.href);
+      return u.origin + u.pathname.replace(/\/js\/checkout\.js$/, '').replace(/\/+$/, '');
+    } catch (_) { return ''; }
+  })();
   var TERMINAL = { succeeded: 1, failed: 1, canceled: 1, expired: 1 };
+  // A payment that went through or is on its way: a reusable link shows it again instead of a new form.
+  var UNDER_WAY = { succeeded: 1, processing: 1, requires_action: 1 };
   var POLL_MS = 2000; // spec: the kit polls every 2 seconds until a terminal state
   // Every word the kit shows, per language: the mount's language (its nearest `lang`, or the
   // `locale` option) picks the table; Spanish unless the page is in English. The API's own English
@@ -46,6 +65,7 @@
         'payment_intent.blocked_by_risk': 'No pudimos procesar este pago. Intenta con otro medio de pago.',
         'payment_intent.concurrent_modification': 'El pago se estaba actualizando. Intenta de nuevo.',
         'payment_intent.invalid_tip': 'La propina no es válida.',
+        'checkout.origin_unauthorized': 'Este sitio no está autorizado para cobrar a nombre del comercio.',
         'rate_limit_exceeded': 'Demasiados intentos. Espera un minuto y vuelve a intentar.'
       },
       apiErrorOther: 'No se pudo completar el pago. Intenta de nuevo.',
@@ -78,7 +98,8 @@
       },
       threeDs: 'Tu banco pide confirmar el pago (3-D Secure).', authenticate: 'Autenticar',
       receiptCode: 'Tu código de compra', keepForInvoice: 'Guárdalo: con él puedes facturar tu compra.', keepAsProof: 'Guárdalo como comprobante de tu compra.',
-      needInvoice: '¿Necesitas factura?', otherMethod: 'Pagar con otro medio', tryAgain: 'Intentar de nuevo'
+      needInvoice: '¿Necesitas factura?', otherMethod: 'Pagar con otro medio', tryAgain: 'Intentar de nuevo',
+      anotherPayment: 'Hacer otro pago'
     },
     en: {
       intl: 'en-US',
@@ -107,6 +128,7 @@
         'payment_intent.blocked_by_risk': 'We could not process this payment. Try another payment method.',
         'payment_intent.concurrent_modification': 'The payment was being updated. Try again.',
         'payment_intent.invalid_tip': 'The tip is not valid.',
+        'checkout.origin_unauthorized': 'This site is not authorized to take payments for the merchant.',
         'rate_limit_exceeded': 'Too many attempts. Wait a minute and try again.'
       },
       apiErrorOther: 'The payment could not be completed. Try again.',
@@ -138,7 +160,8 @@
       },
       threeDs: 'Your bank asks you to confirm the payment (3-D Secure).', authenticate: 'Authenticate',
       receiptCode: 'Your purchase code', keepForInvoice: 'Keep it: you can get an invoice (factura) with it.', keepAsProof: 'Keep it as proof of your purchase.',
-      needInvoice: 'Need an invoice (factura)?', otherMethod: 'Pay another way', tryAgain: 'Try again'
+      needInvoice: 'Need an invoice (factura)?', otherMethod: 'Pay another way', tryAgain: 'Try again',
+      anotherPayment: 'Make another payment'
     }
   };
 
@@ -194,15 +217,16 @@
     opts = opts || {};
     var id = opts.intentId || root.getAttribute('data-payment-intent');
     var secret = opts.clientSecret || root.getAttribute('data-client-secret');
-    var base = (opts.baseUrl || root.getAttribute('data-base-url') || '').replace(/\/+$/, '');
-    var state = { method: 'card', tip: 0, config: null, polling: null, shown: null, notice: null };
+    var base = (opts.baseUrl || root.getAttribute('data-base-url') || SCRIPT_BASE || '').replace(/\/+$/, '');
+    var state = { method: 'card', tip: 0, config: null, polling: null, shown: null, notice: null, fresh: null };
+    ensureStyles(base);
     var link = root.getAttribute('data-link');
     var L = TEXT[languageOf(root, opts)];
     function apiError(e) { return L.apiError[e.code] || L.apiErrorOther; }
 
-    function api(method, path, body) {
+    function api(method, path, body, secretOf) {
       var headers = { 'Accept': 'application/json' };
-      if (method === 'GET') headers['X-Service-Client-Secret'] = secret;
+      if (method === 'GET') headers['X-Service-Client-Secret'] = secretOf || secret;
       else headers['Content-Type'] = 'application/json';
       return fetch(base + path, { method: method, headers: headers, body: body ? JSON.stringify(body) : undefined })
         .then(function (r) {
@@ -244,7 +268,10 @@
 
     function renderForm() {
       var cfg = state.config;
-      var tipRow = el('div', { class: 'orq-tips' }, [el('span', { text: L.tip })].concat(
+      // No tip chooser on a receivable's page (B2B) or when the merchant turned tips off.
+      var tips = cfg.tips_enabled !== false && cfg.tip_suggestions && cfg.tip_suggestions.length > 0;
+      if (!tips) state.tip = 0;
+      var tipRow = !tips ? null : el('div', { class: 'orq-tips', 'data-testid': 'tips' }, [el('span', { text: L.tip })].concat(
         [{ percent: 0, amount_minor: 0 }].concat(cfg.tip_suggestions).map(function (s) {
           return el('button', {
             type: 'button', class: 'orq-chip' + (state.tip === s.amount_minor ? ' orq-on' : ''), 'data-testid': 'tip-' + s.percent,
@@ -286,7 +313,10 @@
           state.notice = null;
           // The connector's tokenizer words its own refusals for the shopper (e.g. Conekta's message_to_purchaser).
           (tokenizer && state.method === 'card' ? tokenizer.tokenize().catch(function (te) { te.shopperMessage = te.message; throw te; }) : Promise.resolve(token))
-            .then(function (tok) { return api('POST', '/public/payment_intents/' + id + '/confirm', { client_secret: secret, payment_token: tok, payment_method: state.method, tip_minor: state.tip }); })
+            .then(function (tok) {
+              // The 3-D Secure page sends the shopper back here (the page that confirmed).
+              return api('POST', '/public/payment_intents/' + id + '/confirm', { client_secret: secret, payment_token: tok, payment_method: state.method, tip_minor: state.tip, return_url: location.href.split('#')[0] });
+            })
             .then(function (pi) { state.shown = null; renderStatus(pi); poll(); })
             .catch(function (e) { error.textContent = e.shopperMessage || apiError(e); pay.disabled = false; });
         }
@@ -319,8 +349,8 @@
           ))
         ]);
       }
-      if (na.type === 'codi_qr') return el('div', { class: 'orq-instr' }, [
-        el('img', { 'data-testid': 'qr', alt: L.qrAlt, width: '200', height: '200', src: base + '/public/qr.svg?data=' + encodeURIComponent(na.qr_payload) }),
+      if (na.type === 'codi_qr') return el('div', { class: 'orq-instr orq-codi', 'data-testid': 'codi' }, [
+        el('img', { class: 'orq-qr', 'data-testid': 'qr', alt: L.qrAlt, width: '200', height: '200', src: base + '/public/qr.svg?data=' + encodeURIComponent(na.qr_payload) }),
         el('div', { class: 'orq-hint', text: L.qrHint + when(L, na.expires_at) })
       ]);
       if (na.type === 'oxxo_voucher') return el('div', { class: 'orq-instr orq-oxxo', 'data-testid': 'oxxo' }, [
@@ -376,6 +406,9 @@
         awaiting ? el('p', { class: 'orq-reason', 'data-testid': 'awaiting-capture', text: L.awaitingCapture }) : null,
         pi.status === 'requires_action' ? instructions(pi.next_action, pi) : null,
         pi.status === 'succeeded' ? receipt(cfg) : null,
+        pi.status === 'succeeded' && state.fresh
+          ? el('button', { type: 'button', class: 'orq-pay orq-secondary', 'data-testid': 'another-payment', text: L.anotherPayment, onclick: anotherPayment })
+          : null,
         pi.status === 'failed' || pi.status === 'expired' || pi.status === 'canceled'
           ? el('button', { type: 'button', class: 'orq-pay', 'data-testid': 'other-method', text: pi.status === 'failed' ? L.otherMethod : L.tryAgain, onclick: otherMethod })
           : null,
@@ -403,34 +436,95 @@
       }, POLL_MS);
     }
 
-    function reloadNotice() {
+    // A link page remembers, per tab, the intent it showed (sessionStorage: the 3-D Secure page and
+    // a reload come back to this origin in the same tab).
+    var memoryKey = 'orquesta:link:' + link;
+    function remember(pid, psecret) {
+      try { sessionStorage.setItem(memoryKey, JSON.stringify({ id: pid, secret: psecret })); } catch (_) { /* storage off: nothing remembered */ }
+    }
+    function recall() {
+      try {
+        var v = JSON.parse(sessionStorage.getItem(memoryKey) || 'null');
+        return v && typeof v.id === 'string' && typeof v.secret === 'string' ? v : null;
+      } catch (_) { return null; }
+    }
+
+    // What the page says about the visit: the single-use link's previous intent that the server
+    // replaced (data-replaced), or this tab's previous intent of a reusable link that was not paid.
+    function noticeFor(previousStatus) {
       var replaced = root.getAttribute('data-replaced');
       // A 3-D Secure decline can be done before the shopper is back: the new intent's page says why.
       var why = L.decline[root.getAttribute('data-replaced-reason')];
       if (replaced) return (why ? why + ' ' : '') + (L.replaced[replaced] || L.replaced.failed);
-      if (!link) return null;
-      // A reusable link makes a new intent on every visit: tell a shopper who reloads mid-payment.
-      try {
-        var k = 'orquesta:link:' + link, before = sessionStorage.getItem(k);
-        sessionStorage.setItem(k, id);
-        return before && before !== id ? L.newOnReload : null;
-      } catch (_) { return null; }
+      if (!previousStatus) return null;
+      return L.replaced[previousStatus] || L.newOnReload;
     }
 
-    state.notice = reloadNotice();
-    // The intent first, then the config: the config is then at least as fresh (a decline's reason
-    // is written with the failed status, never after it).
-    return api('GET', '/public/payment_intents/' + id)
-      .then(function (p) { return api('GET', '/public/payment_intents/' + id + '/checkout-config').then(function (c) { return [c, p]; }); })
-      .then(function (r) {
-        state.config = r[0];
-        var pi = r[1];
-        if (pi.status === 'requires_payment_method' && !r[0].last_payment_error || pi.status === 'requires_confirmation') renderForm();
-        else { renderStatus(pi); if (!TERMINAL[pi.status] && pi.status !== 'requires_payment_method') poll(); }
-      })
-      .catch(function (e) {
-        show(el('div', { class: 'orq-card' }, [el('div', { class: 'orq-error', role: 'alert', 'data-testid': 'error', text: L.loadFailed + apiError(e) })]));
-      });
+    // A reusable link makes a new intent on every visit. A shopper whose payment in this tab went
+    // through or is on its way (back from 3-D Secure, or a reload while a slow card was processed)
+    // is shown that payment, with its receipt code, never a fresh form that invites a second one.
+    function begin() {
+      var prev = link ? recall() : null;
+      if (!prev || prev.id === id) {
+        if (link) remember(id, secret);
+        return load(null);
+      }
+      return api('GET', '/public/payment_intents/' + prev.id, undefined, prev.secret).then(function (p) {
+        if (UNDER_WAY[p.status]) {
+          state.fresh = { id: id, secret: secret };
+          id = prev.id;
+          secret = prev.secret;
+          root.setAttribute('data-payment-intent', id);
+          return load(null);
+        }
+        remember(id, secret);
+        return load(p.status);
+      }, function () { remember(id, secret); return load(null); });
+    }
+
+    // "Make another payment" after a reusable link showed this tab's paid one: the visit's new intent.
+    function anotherPayment() {
+      if (!state.fresh) return;
+      id = state.fresh.id;
+      secret = state.fresh.secret;
+      state.fresh = null;
+      state.shown = null;
+      state.tip = 0;
+      if (state.polling) { clearInterval(state.polling); state.polling = null; }
+      root.setAttribute('data-payment-intent', id);
+      remember(id, secret);
+      load(null);
+    }
+
+    function load(previousStatus) {
+      state.notice = noticeFor(previousStatus);
+      // The intent first, then the config: the config is then at least as fresh (a decline's reason
+      // is written with the failed status, never after it).
+      return api('GET', '/public/payment_intents/' + id)
+        .then(function (p) { return api('GET', '/public/payment_intents/' + id + '/checkout-config').then(function (c) { return [c, p]; }); })
+        .then(function (r) {
+          state.config = r[0];
+          var pi = r[1];
+          if (pi.status === 'requires_payment_method' && !r[0].last_payment_error || pi.status === 'requires_confirmation') renderForm();
+          else { renderStatus(pi); if (!TERMINAL[pi.status] && pi.status !== 'requires_payment_method') poll(); }
+        })
+        .catch(function (e) {
+          show(el('div', { class: 'orq-card' }, [el('div', { class: 'orq-error', role: 'alert', 'data-testid': 'error', text: L.loadFailed + apiError(e) })]));
+        });
+    }
+
+    return begin();
+  }
+
+  /** The kit's stylesheet, once per page, from the service (unless the page has it or opted out). */
+  function ensureStyles(base) {
+    if (SCRIPT && SCRIPT.getAttribute('data-styles') === 'none') return;
+    if (document.querySelector('link[href$="/js/checkout.css"], link[data-orquesta-styles]')) return;
+    var l = document.createElement('link');
+    l.rel = 'stylesheet';
+    l.href = base + '/js/checkout.css';
+    l.setAttribute('data-orquesta-styles', '');
+    (document.head || document.documentElement).appendChild(l);
   }
 
   window.OrquestaCheckout = { mount: mount };

@@ -17,6 +17,7 @@ import { bankStatementRoutes } from './bank-statements.js';
 import { receivableRoutes } from './receivables.js';
 import { balanceRoutes, cardWebhookRoutes, routingRoutes } from './routing.js';
 import { signupRoutes } from './signup.js';
+import { testHelperRoutes } from './test-helpers.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [];
@@ -28,6 +29,7 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   routes.push(...bankStatementRoutes);
   routes.push(...receivableRoutes);
   routes.push(...routingRoutes, ...cardWebhookRoutes, ...signupRoutes, ...balanceRoutes);
+  routes.push(...testHelperRoutes);
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

@@ -1,5 +1,6 @@
 // Payment intents (spec: Endpoints > Payment intents), the test clock and risk review reads.
 import { reviewView } from '../../actors/payment-intents.js';
+import { checkReturnUrl } from '../../actors/checkout.js';
 import {
   clockAdvanceBody,
   confirmBody,
@@ -79,13 +80,15 @@ export const paymentIntentRoutes = [
     description:
       'Answers 200 with `status = processing` and the new attempt `pending`; the outcome arrives later (webhook or GET). ' +
       'A risk rule with action `review` answers 200 with a `risk_review` object instead, and the intent waits in `requires_confirmation` for the operator. ' +
-      'A soft decline with attempts left (3 per intent) returns the intent to `requires_payment_method` for another confirm.',
+      'A soft decline with attempts left (3 per intent) returns the intent to `requires_payment_method` for another confirm. ' +
+      '`return_url` (optional, as Stripe\'s): where the 3-D Secure page (`next_action.redirect_url`) sends the shopper back once the bank decided.',
     tags: ['Payment intents'],
     responses: { 200: { description: 'The intent, processing, with its attempts (or a risk_review)', schema: { oneOf: [paymentIntentResource, riskReviewResource] } } },
-    errors: ['payment_intent.not_found', 'payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.concurrent_modification', 'payment_intent.blocked_by_risk', 'payment_method.not_found'],
+    errors: ['payment_intent.not_found', 'payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.concurrent_modification', 'payment_intent.blocked_by_risk', 'payment_method.not_found', 'payment_intent.invalid_return_url'],
     handler: async (ctx) => {
       const problem = confirmBodyProblem(ctx.body);
       if (problem) throw new ApiError('request.invalid_body', problem);
+      await checkReturnUrl(ctx.deps, ctx.principal.tenantId, ctx.body.return_url);
       return { status: 200, body: await ctx.deps.payments.confirm(ctx.principal, ctx.params.id, ctx.body, ctx.idem) };
     },
   }),

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import QRCode from 'qrcode';
-import { checkoutConfig, getCheckoutSettings, PUBLIC_NOT_FOUND_MESSAGE, publicConfirm, publicGet, publicView, putCheckoutSettings } from '../../actors/checkout.js';
+import { checkoutConfig, getCheckoutSettings, PUBLIC_NOT_FOUND_MESSAGE, publicConfirm, publicGet, publicView, putCheckoutSettings, threeDsReturnUrl, type Caller } from '../../actors/checkout.js';
 import { createLink, demoTenantId, getLink, intentForLink, listLinks, payableIntent } from '../../actors/payment-links.js';
 import { complete3ds } from '../../actors/inbound.js';
 import { webDir } from '../../ops/paths.js';
@@ -44,6 +44,9 @@ const asset = (file: string, type: string) => {
   });
 };
 
+/** The page's Origin and the Host it asked: the merchant may restrict origins (decisions §7). */
+const caller = (ctx: { header(name: string): string | undefined }): Caller => ({ origin: ctx.header('origin'), host: ctx.header('host') });
+
 const html = (status: number, text: string, logoUrl?: string | null) => ({ status, contentType: 'text/html', text, headers: { 'Content-Security-Policy': pageCsp(logoUrl), 'Cache-Control': 'no-store' } });
 
 export const publicRoutes: RouteDef[] = [
@@ -58,8 +61,8 @@ export const publicRoutes: RouteDef[] = [
     description: 'Header `X-Service-Client-Secret` (legacy: query `client_secret`). An unknown id and a wrong secret answer the very same 404. The kit polls this every 2 seconds until a terminal state.',
     tags: ['Checkout'],
     responses: { 200: { description: 'The public projection', schema: publicIntentResource } },
-    errors: ['payment_intent.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await publicGet(ctx.deps, ctx.params.id, ctx.header('x-service-client-secret') ?? ctx.query.client_secret) }),
+    errors: ['payment_intent.not_found', 'checkout.origin_unauthorized'],
+    handler: async (ctx) => ({ status: 200, body: await publicGet(ctx.deps, ctx.params.id, ctx.header('x-service-client-secret') ?? ctx.query.client_secret, caller(ctx)) }),
   }),
   defineRoute<PublicConfirmBody>({
     method: 'POST',
@@ -69,11 +72,14 @@ export const publicRoutes: RouteDef[] = [
     notFound: 'payment_intent.not_found',
     notFoundMessage: PUBLIC_NOT_FOUND_MESSAGE,
     summary: 'Confirm from the browser with the client secret',
-    description: 'Same semantics as the authenticated confirm (tip replaces when sent); answers the public projection with `status = processing`.',
+    description:
+      'Same semantics as the authenticated confirm (tip replaces when sent); answers the public projection with `status = processing`. ' +
+      '`return_url` (optional): where the 3-D Secure page sends the shopper back. A checkout without tips (a receivable, or `tips_enabled: false`) refuses a tip. ' +
+      'CORS: every `/public/*` answer carries `Access-Control-Allow-Origin: *` and preflights are answered; the client secret is the credential (no cookies). A merchant that lists `allowed_origins` gets other pages refused with 403 `checkout.origin_unauthorized`.',
     tags: ['Checkout'],
     responses: { 200: { description: 'The public projection, processing', schema: publicIntentResource } },
-    errors: ['payment_intent.not_found', 'payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.concurrent_modification', 'payment_intent.blocked_by_risk'],
-    handler: async (ctx) => ({ status: 200, body: await publicConfirm(ctx.deps, ctx.params.id, ctx.body) }),
+    errors: ['payment_intent.not_found', 'payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.concurrent_modification', 'payment_intent.blocked_by_risk', 'payment_intent.invalid_tip', 'payment_intent.invalid_return_url', 'checkout.origin_unauthorized'],
+    handler: async (ctx) => ({ status: 200, body: await publicConfirm(ctx.deps, ctx.params.id, ctx.body, caller(ctx)) }),
   }),
   defineRoute<unknown, { client_secret?: string }>({
     method: 'GET',
@@ -85,8 +91,8 @@ export const publicRoutes: RouteDef[] = [
     summary: 'What the checkout page needs: amount, methods, tip suggestions, merchant name',
     tags: ['Checkout'],
     responses: { 200: { description: 'The checkout configuration', schema: checkoutConfigResource } },
-    errors: ['payment_intent.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await checkoutConfig(ctx.deps, ctx.params.id, ctx.header('x-service-client-secret') ?? ctx.query.client_secret) }),
+    errors: ['payment_intent.not_found', 'checkout.origin_unauthorized'],
+    handler: async (ctx) => ({ status: 200, body: await checkoutConfig(ctx.deps, ctx.params.id, ctx.header('x-service-client-secret') ?? ctx.query.client_secret, caller(ctx)) }),
   }),
   defineRoute({
     method: 'POST',
@@ -97,9 +103,9 @@ export const publicRoutes: RouteDef[] = [
     description: 'Created once per single-use link and reused while unpaid; a new one per call for reusable links.',
     tags: ['Checkout'],
     responses: { 200: { description: 'The intent to pay, with its client_secret' } },
-    errors: ['payment_link.not_found'],
+    errors: ['payment_link.not_found', 'checkout.origin_unauthorized'],
     handler: async (ctx) => {
-      const intent = await payableIntent(ctx.deps, ctx.params.slug);
+      const intent = await payableIntent(ctx.deps, ctx.params.slug, caller(ctx));
       return { status: 200, body: { ...publicView({ ...intent, next_action: null } as never), client_secret: intent.client_secret } };
     },
   }),
@@ -187,14 +193,17 @@ export const publicRoutes: RouteDef[] = [
     summary: "The sim provider's 3-D Secure page (test mode)",
     tags: ['Checkout'],
     responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
-    handler: (ctx) => {
-      // Only a same-host checkout page may be returned to (no open redirect).
-      let back: string | undefined;
-      try {
-        const u = new URL(ctx.query.return_to ?? '');
-        if (u.host === ctx.header('host') && u.pathname.startsWith('/pay/')) back = u.toString();
-      } catch {
-        back = undefined;
+    handler: async (ctx) => {
+      // The confirm's return_url (checked against the merchant's allowed origins when it lists them);
+      // else, legacy, only a same-host checkout page may be returned to (no open redirect).
+      let back = await threeDsReturnUrl(ctx.deps, ctx.params.ref);
+      if (!back) {
+        try {
+          const u = new URL(ctx.query.return_to ?? '');
+          if (u.host === ctx.header('host') && u.pathname.startsWith('/pay/')) back = u.toString();
+        } catch {
+          back = undefined;
+        }
       }
       return html(200, threeDsPage(ctx.params.ref, back));
     },
@@ -239,10 +248,12 @@ export const publicRoutes: RouteDef[] = [
     auth: 'api_key',
     scope: 'payments:write',
     body: checkoutSettingsBody,
-    summary: "Set the merchant's branding on its checkout pages: logo, privacy notice, terms",
+    errors: ['checkout.invalid_settings'],
+    summary: "Set the merchant's checkout: logo, privacy notice, terms, allowed origins, tips",
     description:
       'Replaces all three: a field omitted or null is removed. `logo_url` is an https URL or a `data:image/…;base64,` image (up to 100 kB); `privacy_url` (aviso de privacidad) and `terms_url` are https URLs. ' +
-      'The checkout (`/pay/{slug}`, the kit) shows the logo (else the merchant\'s initials) and links to both in its footer.',
+      'The checkout (`/pay/{slug}`, the kit) shows the logo (else the merchant\'s initials) and links to both in its footer. ' +
+      '`allowed_origins` (null: any) restricts which pages may use the kit and `/public/*` (decisions §7); `tips_enabled` (default true) turns the tip chooser off.',
     tags: ['Checkout'],
     responses: { 200: { description: 'The checkout settings', schema: checkoutSettingsResource } },
     handler: async (ctx) => ({ status: 200, body: await putCheckoutSettings(ctx.deps, ctx.principal, ctx.body) }),
