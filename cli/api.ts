@@ -1,19 +1,15 @@
-// A small HTTP client for the Orquesta API (Node's fetch). Errors keep the service's envelope
-// {error: {type, code, message, doc_url, request_id}} so the CLI can print code, message and doc_url.
-// Money-moving POSTs carry an Idempotency-Key, so a retry after a dropped connection or a 5xx/429
-// reuses the same key and cannot charge twice.
-import { randomUUID } from 'node:crypto';
+// The CLI's access to the Orquesta API: the SDK (sdk/index.ts, generated from the OpenAPI document)
+// with the CLI's error types, so a command prints code, message and doc_url and exits 3. Typed
+// operations go through `api.sdk` (charge, capture, trigger); the few raw reads of the operational
+// routes (/health/live, /status, the event stream's headers) through `api.get`, which still takes
+// the SDK's retries. Idempotency-Keys and the retry rule are the SDK's: one key per call, kept
+// across its retries, so a retry after a dropped connection cannot charge twice.
 import { CliError, ExitCode } from './exit-codes.js';
 import { maskKey } from './config.js';
 import { VERSION } from './version.js';
+import { Orquesta, OrquestaConnectionError, OrquestaError, describeCause, type ErrorEnvelope } from '../sdk/index.js';
 
-export interface ErrorEnvelope {
-  type: string;
-  code: string;
-  message: string;
-  doc_url?: string;
-  request_id?: string;
-}
+export { describeCause, type ErrorEnvelope };
 
 /** The API answered an error envelope (or a non-2xx without one). */
 export class ApiError extends CliError {
@@ -37,13 +33,6 @@ export class ConnectionError extends CliError {
   }
 }
 
-export function describeCause(e: unknown): string {
-  const err = e as { name?: string; message?: string; code?: string; cause?: { code?: string; message?: string } };
-  if (err?.name === 'TimeoutError') return 'timed out';
-  if (err?.name === 'AbortError') return 'aborted';
-  return err?.cause?.code ?? err?.code ?? err?.cause?.message ?? err?.message ?? String(e);
-}
-
 export interface Answer<T = any> {
   status: number;
   body: T;
@@ -52,85 +41,87 @@ export interface Answer<T = any> {
 
 export interface RequestOptions {
   body?: unknown;
-  /** Sends `Idempotency-Key`; the same key is reused on retries. */
-  idempotent?: boolean;
   /** Statuses returned instead of thrown (e.g. 503 of /health/ready). */
   accept?: number[];
-  /** Retries on connection errors, 429 and 5xx (GET, and POSTs with an idempotency key). */
+  /** Retries after a safe error (the SDK's rule); default 2. */
   retries?: number;
   timeoutMs?: number;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** The SDK's errors as the CLI's (exit 3 with the envelope, or the connection failure). */
+export function cliError(e: unknown): unknown {
+  if (e instanceof OrquestaError) return new ApiError(e.status, e.error);
+  if (e instanceof OrquestaConnectionError) return new ConnectionError(e.url, e.cause);
+  return e;
+}
+
+/** Awaits an SDK call, its errors as the CLI's. */
+export async function sdkCall<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    throw cliError(e);
+  }
+}
 
 export class Api {
+  /** The typed SDK for this base URL and key. */
+  readonly sdk: Orquesta;
+
   constructor(
     readonly baseUrl: string,
     readonly apiKey: string | undefined,
     readonly signal?: AbortSignal,
-  ) {}
+  ) {
+    this.sdk = this.client({});
+  }
 
   get maskedKey(): string {
     return this.apiKey ? maskKey(this.apiKey) : '(no key)';
   }
 
+  private client(o: { retries?: number; timeoutMs?: number }): Orquesta {
+    return new Orquesta({
+      apiKey: this.apiKey,
+      baseUrl: this.baseUrl,
+      signal: this.signal,
+      maxRetries: o.retries ?? 2,
+      timeoutMs: o.timeoutMs ?? 15_000,
+      userAgent: `orquesta-cli/${VERSION} node/${process.versions.node}`,
+    });
+  }
+
+  /** A call by path (operational routes, headers wanted), through the SDK's fetch: key, retries, idempotency. */
   async request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<Answer<T>> {
-    const url = this.baseUrl + path;
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': `orquesta-cli/${VERSION} node/${process.versions.node}` };
-    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
-    if (opts.idempotent) headers['idempotency-key'] = randomUUID();
-    let body: string | undefined;
+    const sdk = opts.retries !== undefined || opts.timeoutMs !== undefined ? this.client(opts) : this.sdk;
+    const init: RequestInit = { method };
     if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(opts.body);
+      init.headers = { 'content-type': 'application/json' };
     }
-    const retryable = method === 'GET' || opts.idempotent === true;
-    const retries = retryable ? (opts.retries ?? 2) : 0;
-    for (let attempt = 0; ; attempt++) {
-      let res: Response;
-      try {
-        const timeout = AbortSignal.timeout(opts.timeoutMs ?? 15_000);
-        res = await fetch(url, { method, headers, body, signal: this.signal ? AbortSignal.any([this.signal, timeout]) : timeout });
-      } catch (e) {
-        if (this.signal?.aborted) throw e;
-        if (attempt < retries && !isRefused(e)) {
-          await sleep(300 * 3 ** attempt, this.signal);
-          continue;
-        }
-        throw new ConnectionError(this.baseUrl, e);
-      }
-      const text = await res.text();
-      let parsed: any;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      if ((res.status === 429 || res.status >= 500) && attempt < retries && !opts.accept?.includes(res.status)) {
-        const after = Number(res.headers.get('retry-after'));
-        await sleep(Number.isFinite(after) && after > 0 ? Math.min(after, 10) * 1000 : 300 * 3 ** attempt, this.signal);
-        if (this.signal?.aborted) throw new DOMException('aborted', 'AbortError');
-        continue;
-      }
-      if (res.ok || opts.accept?.includes(res.status)) return { status: res.status, body: parsed as T, headers: res.headers };
-      const env = parsed?.error;
-      if (env && typeof env.code === 'string') throw new ApiError(res.status, env as ErrorEnvelope);
-      throw new ApiError(res.status, {
-        type: 'api_error',
-        code: `http_${res.status}`,
-        message: `HTTP ${res.status} from ${method} ${path} without an error envelope${text ? `: ${text.slice(0, 200)}` : ''}`,
-        request_id: res.headers.get('x-request-id') ?? undefined,
-      });
+    let res: Response;
+    try {
+      res = await sdk.send(new Request(this.baseUrl + path, init));
+    } catch (e) {
+      if (this.signal?.aborted) throw e;
+      throw cliError(e instanceof OrquestaConnectionError ? e : new OrquestaConnectionError(this.baseUrl, e));
     }
+    const text = await res.text();
+    let parsed: any;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (res.ok || opts.accept?.includes(res.status)) return { status: res.status, body: parsed as T, headers: res.headers };
+    const env = parsed?.error;
+    if (env && typeof env.code === 'string') throw new ApiError(res.status, env as ErrorEnvelope);
+    throw new ApiError(res.status, {
+      type: 'api_error',
+      code: `http_${res.status}`,
+      message: `HTTP ${res.status} from ${method} ${path} without an error envelope${text ? `: ${text.slice(0, 200)}` : ''}`,
+      request_id: res.headers.get('x-request-id') ?? undefined,
+    });
   }
 
   get<T = any>(path: string, opts: RequestOptions = {}) {
@@ -140,11 +131,6 @@ export class Api {
   post<T = any>(path: string, body: unknown, opts: RequestOptions = {}) {
     return this.request<T>('POST', path, { ...opts, body });
   }
-}
-
-function isRefused(e: unknown): boolean {
-  const code = (e as { cause?: { code?: string } })?.cause?.code;
-  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN';
 }
 
 export const isAbort = (e: unknown) => (e as { name?: string })?.name === 'AbortError';

@@ -4,6 +4,7 @@
 //   charge   create, confirm and follow a payment until it has an outcome
 //   capture  capture an authorized payment and follow it
 //   listen   forward GET /v1/events to a local URL, signed with a session secret
+//   trigger  test mode: play the payer (pay a push payment, pass or fail 3-D Secure) with the test helpers
 //   status   GET /status and GET /health/ready
 // Exit codes: cli/exit-codes.ts (also in every --help and docs/cli.md).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -13,6 +14,7 @@ import { chargeCommand } from './commands/charge.js';
 import { listenCommand } from './commands/listen.js';
 import { loginCommand } from './commands/login.js';
 import { statusCommand } from './commands/status.js';
+import { triggerCommand } from './commands/trigger.js';
 import { DEFAULT_PROFILE, validProfileName } from './config.js';
 import { CliError, EXIT_CODES_HELP, ExitCode } from './exit-codes.js';
 import { formatError } from './format.js';
@@ -25,7 +27,7 @@ function usageSettings(cmd: Command): Command {
 
 export function buildProgram(): Command {
   const program = usageSettings(new Command('orquesta'))
-    .description('Developer CLI for the Orquesta payments API: log in, make test charges, forward events to a local URL, check the service.')
+    .description('Developer CLI for the Orquesta payments API: log in, make test charges, play the payer in test mode, forward events to a local URL, check the service.')
     .version(VERSION, '-v, --version', 'print the CLI version')
     .addOption(
       new Option('--profile <name>', 'config profile to use (several logins side by side)')
@@ -40,7 +42,7 @@ export function buildProgram(): Command {
       'after',
       `\nEnvironment:\n  ORQUESTA_PROFILE     profile to use (as --profile)\n  ORQUESTA_BASE_URL    base URL, overrides the profile's\n  ORQUESTA_API_KEY     API key, overrides the profile's (CI)\n  ORQUESTA_CONFIG_DIR  directory of config.json (default: the platform's config directory)\n  NO_COLOR             no colours\n\n${EXIT_CODES_HELP}\n\nDocs: docs/cli.md`,
     );
-  for (const c of [loginCommand(), chargeCommand(), captureCommand(), listenCommand(), statusCommand()]) program.addCommand(usageSettings(c));
+  for (const c of [loginCommand(), chargeCommand(), captureCommand(), triggerCommand(), listenCommand(), statusCommand()]) program.addCommand(usageSettings(c));
   return program;
 }
 

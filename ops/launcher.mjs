@@ -42,8 +42,30 @@ export function ensureInstalled() {
   writeFileSync(stamp, want + '\n');
 }
 
+/**
+ * tsc, then the SDK's types from the route table (ops/gen-sdk.mjs: the OpenAPI document, then
+ * openapi-typescript), then tsc again only when those types changed. The first tsc emits dist/ even
+ * when the SDK's types are missing or stale (a fresh clone), so its errors are shown only when they
+ * stand after the types are current.
+ */
 export function build() {
-  const code = run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json']);
+  const tscArgs = [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'];
+  const first = spawnSync(process.execPath, tscArgs, { cwd: root, encoding: 'utf8' });
+  if (first.error) throw first.error;
+  const gen = spawnSync(process.execPath, [join(root, 'ops', 'gen-sdk.mjs')], { cwd: root, stdio: ['ignore', 'inherit', 'pipe'], encoding: 'utf8' });
+  if (gen.status !== 0 && gen.status !== 10) {
+    process.stdout.write(first.stdout ?? '');
+    console.error(gen.stderr ?? '');
+    console.error('The SDK could not be generated from the OpenAPI document (ops/gen-sdk.mjs); see above.');
+    process.exit(gen.status ?? 1);
+  }
+  if (gen.status === 0 && first.status === 0) return;
+  if (gen.status === 0) {
+    process.stdout.write(first.stdout ?? '');
+    console.error('TypeScript build failed; see the errors above.');
+    process.exit(first.status ?? 1);
+  }
+  const code = run(process.execPath, tscArgs);
   if (code !== 0) {
     console.error('TypeScript build failed; see the errors above.');
     process.exit(code);

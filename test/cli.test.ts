@@ -234,6 +234,31 @@ t.test('charge with a push method prints the payer instructions', async (t) => {
   t.match(spei.stdout, /Beneficiary\s+\S+/);
   t.match(oxxo.stdout, /Reference\s+\d{14}/);
   t.match(codi.stdout, /QR payload\s+codi:\/\//);
+  // Test mode names the command that plays the payer, with the intent: no literal {tenantId}, no operator key.
+  t.notMatch(spei.stdout, /\{tenantId\}|X-Admin-Key/);
+  const id = /Payment intent\s+([0-9a-f-]{36})/.exec(spei.stdout)![1];
+  t.match(spei.stdout, new RegExp(`orquesta trigger pay ${id}`));
+});
+
+t.test('trigger: the test key plays the payer (push payment, 3-D Secure), through the SDK', async (t) => {
+  const { ten, env } = await loggedIn();
+  const charged = await run(['charge', '--amount', '25000', '--method', 'oxxo', '--json'], env);
+  const pi = JSON.parse(charged.stdout);
+  const paid = await run(['trigger', 'pay', pi.id], env);
+  t.equal(paid.code, 0, paid.stderr);
+  t.match(paid.stdout, /Payment succeeded/);
+  const card = await run(['charge', '--amount', '15000', '--token', 'tok_sim_3ds'], env);
+  t.match(card.stdout, /orquesta trigger 3ds-approve/);
+  const cardId = /Payment intent\s+([0-9a-f-]{36})/.exec(card.stdout)![1];
+  const failed = await run(['trigger', '3ds-fail', cardId], env);
+  t.equal(failed.code, 1, 'a failed challenge fails the payment (exit 1)');
+  t.match(failed.stdout, /authentication_failed/);
+  const again = await run(['trigger', 'pay', cardId], env);
+  t.equal(again.code, 3, 'nothing to pay: the API error, exit 3');
+  t.match(again.stderr, /test_helpers\.state_conflict/);
+  t.equal((await run(['trigger', 'refund', cardId], env)).code, 2, 'an unknown action is a usage error');
+  const live = await run(['trigger', 'pay', cardId], { ...env, ORQUESTA_API_KEY: ten.liveKey });
+  t.equal(live.code, 2, 'a live key: refused before any call');
 });
 
 t.test('listen: from now on, forwards signed with the printed session secret, stops on Ctrl-C', async (t) => {

@@ -1,7 +1,7 @@
 // orquesta capture <payment_intent_id>: captures an authorized card (e.g. after
 // `orquesta charge --token tok_sim_auth`) and follows the intent until the provider confirms.
 import { Command } from 'commander';
-import { Api } from '../api.js';
+import { Api, sdkCall } from '../api.js';
 import { DEFAULT_PROFILE, loadCredentials } from '../config.js';
 import { CliError, EXIT_CODES_HELP, ExitCode } from '../exit-codes.js';
 import { interrupt, pause } from '../interrupt.js';
@@ -24,9 +24,9 @@ export function captureCommand(): Command {
       p.update(`Capturing ${id}…`);
       let pi: PaymentIntent;
       try {
-        pi = (await api.post<PaymentIntent>(`/v1/payment_intents/${id}/capture`, {}, { idempotent: true })).body;
+        pi = (await sdkCall(api.sdk.paymentIntents.capture(id))) as PaymentIntent;
         for (let delay = 200; ; delay = Math.min(1000, Math.round(delay * 1.5))) {
-          pi = (await api.get<PaymentIntent>(`/v1/payment_intents/${id}?expand=attempts`)).body;
+          pi = (await sdkCall(api.sdk.paymentIntents.retrieve(id, { expand: 'attempts' }))) as PaymentIntent;
           const o = outcomeOf(pi);
           if (o === 'succeeded' || o === 'failed') break;
           if (opts.timeout > 0 && Date.now() - started >= opts.timeout * 1000) {

@@ -1,7 +1,7 @@
 // orquesta charge: create a payment intent (Idempotency-Key), confirm it, then poll
 // GET /v1/payment_intents/{id}?expand=attempts until the charge has an outcome, and print it.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { Api, isAbort } from '../api.js';
+import { Api, isAbort, sdkCall } from '../api.js';
 import { DEFAULT_PROFILE, loadCredentials } from '../config.js';
 import { CliError, EXIT_CODES_HELP, ExitCode } from '../exit-codes.js';
 import { columns, keyValues, money, paint } from '../format.js';
@@ -117,10 +117,11 @@ export function chargeCommand(): Command {
       const started = Date.now();
       try {
         p.update('Creating the payment intent…');
-        pi = (await api.post<PaymentIntent>('/v1/payment_intents', { amount_minor: opts.amount, currency: opts.currency }, { idempotent: true })).body;
+        // The SDK sends each POST with its own Idempotency-Key, the same on every retry of that call.
+        pi = (await sdkCall(api.sdk.paymentIntents.create({ amount_minor: opts.amount, currency: opts.currency }))) as PaymentIntent;
         p.update(`Confirming ${pi.id} with ${opts.method}…`);
         try {
-          pi = (await api.post<PaymentIntent>(`/v1/payment_intents/${pi.id}/confirm`, { payment_token: opts.token, payment_method: opts.method }, { idempotent: true })).body;
+          pi = (await sdkCall(api.sdk.paymentIntents.confirm(pi.id, { payment_token: opts.token, payment_method: opts.method }))) as PaymentIntent;
         } catch (e) {
           if (e instanceof CliError && pi) e.hint = [e.hint, `The payment intent ${pi.id} was created and stays in ${pi.status}.`].filter(Boolean).join('\n  ');
           throw e;
@@ -129,14 +130,14 @@ export function chargeCommand(): Command {
         let captured = false;
         let delay = 200;
         for (;;) {
-          pi = (await api.get<PaymentIntent>(`/v1/payment_intents/${pi.id}?expand=attempts`)).body;
+          pi = (await sdkCall(api.sdk.paymentIntents.retrieve(pi.id, { expand: 'attempts' }))) as PaymentIntent;
           const o = outcomeOf(pi);
           if (o === 'succeeded' || o === 'failed') break;
           if (o === 'authorized') {
             if (!opts.capture) break;
             if (!captured) {
               p.update(`Capturing ${pi.id}…`);
-              pi = (await api.post<PaymentIntent>(`/v1/payment_intents/${pi.id}/capture`, {}, { idempotent: true })).body;
+              pi = (await sdkCall(api.sdk.paymentIntents.capture(pi.id))) as PaymentIntent;
               captured = true;
             }
           }
@@ -283,13 +284,16 @@ export function actionBlock(pi: PaymentIntent): string {
   }
   rows.push(['Expires', na.expires_at]);
   const out = [`  ${paint('bold', title)}`, keyValues(rows, '    ')];
-  const ref = pi.attempts?.at(-1)?.provider_ref;
-  if (pi.livemode === false && ref) {
+  if (pi.livemode === false) {
+    // Test mode: the merchant's own test key plays the payer (test helpers; no operator key needed).
+    const redirect = na.type === 'redirect';
     out.push(
       '',
-      '  Test mode: an operator simulates the payment with',
-      '    POST /admin/tenants/{tenantId}/simulate-inbound   (header X-Admin-Key)',
-      `    {"provider_ref":"${ref}"}`,
+      redirect ? '  Test mode: pass (or fail) the 3-D Secure challenge with' : '  Test mode: make the payment arrive with',
+      redirect ? `    orquesta trigger 3ds-approve ${pi.id}   (or 3ds-fail)` : `    orquesta trigger pay ${pi.id}`,
+      redirect
+        ? `    or POST /v1/test_helpers/payment_intents/${pi.id}/three_d_secure/approve with your test key`
+        : `    or POST /v1/test_helpers/payment_intents/${pi.id}/pay with your test key`,
     );
   }
   return out.join('\n');
