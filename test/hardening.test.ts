@@ -232,6 +232,25 @@ t.test('the edge, in process', async (t) => {
     t.equal((await a.call('GET', '/health/live')).status, 200);
   });
 
+  // issue 25: a 100 kB query gets 414 when its head arrives in one read (above); in two reads uWS
+  // v20.43 closes the socket before any JavaScript runs (docs/edge.md). Kept as a todo: the day a
+  // uWS that answers it is pinned, this passes and the doc changes with it.
+  t.test('issue 25: a 100 kB query arriving in two reads gets 414 too', { todo: 'uWS v20.43 drops a head over 4 KiB that arrives in pieces (docs/edge.md)' }, async (t) => {
+    const head = `GET /v1/customers?x=${'a'.repeat(100_000)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`;
+    const r = await new Promise<string>((resolve) => {
+      const s = connect(port, '127.0.0.1');
+      let text = '';
+      s.on('data', (d) => (text += d.toString('latin1')));
+      s.on('error', () => resolve(text));
+      s.on('close', () => resolve(text));
+      s.on('connect', () => {
+        s.write(head.slice(0, 1000));
+        setTimeout(() => s.write(head.slice(1000)), 20);
+      });
+    });
+    t.match(r, /^HTTP\/1\.1 414/, 'answered 414');
+  });
+
   t.test('item 9 and issue 21: content types, repeated headers, messages, index pages', async (t) => {
     for (const type of ['application/xml', 'multipart/form-data; boundary=x', 'text/html', 'application/json; charset=utf-16']) {
       const r = await a.call('POST', '/v1/customers', { key, raw: '{"name":"x"}', headers: { 'content-type': type } });

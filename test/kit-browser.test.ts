@@ -240,6 +240,31 @@ if (why) {
     t.same(problems, []);
   });
 
+  t.test('/docs/api: the reference rendered from the OpenAPI, every file from this service (no CDN, no network)', async (t) => {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    t.teardown(() => ctx.close());
+    const page = await ctx.newPage();
+    const problems: string[] = [];
+    const outside: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('request', (r) => {
+      if (!r.url().startsWith(a.url) && !r.url().startsWith('data:')) outside.push(r.url());
+    });
+    await page.goto(`${a.url}/docs`);
+    await page.locator('a[href="/docs/api"]').click();
+    await page.locator('.opblock-tag').first().waitFor({ timeout: 60_000 });
+    t.match(await page.locator('.info .title').textContent(), /Orquesta API/, 'the description rendered');
+    // The tag filter finds the new operations (swagger-ui renders a large document tag by tag).
+    await page.locator('.operation-filter-input').fill('Test helpers');
+    await page.locator('[id$="-postV1TestHelpersPaymentIntentsByIdPay"]').first().waitFor({ timeout: 60_000 });
+    t.pass('the new operations are in the reference');
+    await page.screenshot({ path: join(SHOTS, 'kit-api-reference.png') });
+    t.same(outside, [], 'no request leaves the service');
+    t.same(problems, [], 'no console error (CSP included)');
+  });
+
   t.test("a receivable's page offers no tip", async (t) => {
     const { page, problems } = await open(t);
     const rec = await a.call('POST', '/v1/receivables', {

@@ -4,7 +4,7 @@
 // leaves it; and no shell block of the README may hold a placeholder (`…`) or a tool a fresh
 // machine lacks (`uuidgen`, `jq`) outside its comments.
 import { spawn } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -37,6 +37,8 @@ t.test('the example session runs to the end as pasted', async (t) => {
     await rm(dir, { recursive: true, force: true });
   });
   await mkdir(join(dir, '.orquesta'));
+  // "in the clone": the session's SDK block imports ./dist/sdk/index.js (its packages resolve from the real path).
+  await symlink(new URL('../../dist', import.meta.url).pathname, join(dir, 'dist'));
   await writeFile(join(dir, '.orquesta', 'admin-key.json'), JSON.stringify({ admin_key: a.adminKey }));
   const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: dir, env: { ...process.env, ORQUESTA_BASE_URL: a.url } });
   let out = '';
@@ -55,6 +57,7 @@ t.test('the example session runs to the end as pasted', async (t) => {
   t.match(out, /[0-9a-f-]{36} requires_action$/m, 'SPEI waited for the transfer');
   t.match(out, /"clabe":"\d{18}"/, 'SPEI instructions carry the CLABE');
   t.match(out, /^refunded 5000$/m, 'the intent shows the refunded amount');
+  t.match(out, /^sdk payment [0-9a-f-]{36} is succeeded$/m, 'the SDK paid an OXXO voucher with the test helper');
   t.match(out, /"object":"webhook_endpoint","url":"http:\/\/localhost:3000\/webhooks"/, 'a local webhook endpoint is accepted');
   t.match(out, /\}stamped$/m, 'the invoice is stamped');
   t.match(out, /"object":"cash_cut"/, 'the cash cut answers');
