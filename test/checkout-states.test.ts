@@ -224,7 +224,8 @@ if (why) {
     }
     const other = await a.newTenant('Otra');
     const r = await a.call('PUT', '/v1/checkout_settings', { key: other.testKey, body: { logo_url: 'https://cdn.example.mx/logo.png' } });
-    t.same(r.body, { object: 'checkout_settings', logo_url: 'https://cdn.example.mx/logo.png' }, 'the others are not set (nulls are omitted)');
+    // (tips_enabled, issue 25, is a boolean with a default: always shown)
+    t.same(r.body, { object: 'checkout_settings', logo_url: 'https://cdn.example.mx/logo.png', tips_enabled: true }, 'the others are not set (nulls are omitted)');
     const link = (await a.call('POST', '/v1/payment_links', { key: other.testKey, body: { amount_minor: 100, currency: 'MXN', concepto: 'x' } })).body;
     const page = await a.call('GET', link.url);
     t.match(page.headers.get('content-security-policy'), /img-src 'self' data: https:\/\/cdn\.example\.mx;/, "the page's CSP lets the logo's origin in, and only it");

@@ -26,7 +26,9 @@
     if (attr) return attr.replace(/\/+$/, '');
     try {
       var u = new URL(SCRIPT.src, location.href);
-      return u.origin + u.pathname.replace(/\/js\/checkout\.js$/, '').replace(/\/+$/, '');
+      var prefix = u.pathname.replace(/\/js\/checkout\.js$/, '').replace(/\/+$/, '');
+      // On the service's own pages the links stay relative; elsewhere they name the service.
+      return (u.origin === location.origin ? '' : u.origin) + prefix;
     } catch (_) { return ''; }
   })();
   var TERMINAL = { succeeded: 1, failed: 1, canceled: 1, expired: 1 };
