@@ -47,7 +47,8 @@ t.test('payout: paid -> status, ledger payout.sent, event payout.paid, timer can
   t.match(p.set, { status: 'paid', paid_at: at });
   t.same(p.ledger!.map((e) => [e.kind, e.lines.map((l) => [l.account, l.amountMinor])]), [['payout.sent', [['connect_payable:acc', 5_000], ['payout_source:stp', -5_000]]]]);
   t.same(p.events!.map((e) => e.type), ['payout.paid']);
-  t.match(p.events![0].data, { status: 'paid', clabe: '646***********0007', provider_ref: '77' });
+  t.match(p.events![0].data, { status: 'paid', clabe_masked: '646***********0007', provider_ref: '77' });
+  t.notOk('clabe' in (p.events![0].data as object), 'no clabe field in the event: only the masked one');
   t.same(p.timers, [{ kind: 'payout.poll', entityId: payout().row.id, cancel: true }]);
 });
 
