@@ -1,35 +1,69 @@
-// The route table: every route the API serves, in one list.
+// The route table: every route the API serves, in one list. One file per resource in this folder.
 import type { Config } from '../../ops/config.js';
 import type { RouteDef } from '../route.js';
-import { adminRoutes } from './admin.js';
+import { approvalRoutes } from './approvals.js';
+import { balanceRoutes } from './balance.js';
+import { bankStatementRoutes } from './bank-statements.js';
+import { billerRoutes } from './billers.js';
+import { cardWebhookRoutes } from './card-webhooks.js';
+import { checkoutRoutes } from './checkout.js';
+import { connectRoutes } from './connect.js';
 import { customerRoutes } from './customers.js';
+import { disputeRoutes } from './disputes.js';
 import { docRoutes } from './docs.js';
+import { fiscalProfileRoutes } from './fiscal-profile.js';
+import { invoiceRoutes } from './invoices.js';
+import { onboardingRoutes } from './onboarding.js';
 import { opsRoutes } from './ops.js';
 import { paymentIntentRoutes } from './payment-intents.js';
-import { webhookRoutes } from './webhooks.js';
-import { refundRoutes } from './refunds.js';
-import { publicRoutes } from './public.js';
-import { invoiceRoutes } from './invoices.js';
-import { reportRoutes } from './reports.js';
-import { connectRoutes } from './connect.js';
-import { billerRoutes } from './billers.js';
-import { bankStatementRoutes } from './bank-statements.js';
+import { paymentLinkRoutes } from './payment-links.js';
+import { paymentMethodRoutes } from './payment-methods.js';
+import { payoutRoutes } from './payouts.js';
 import { receivableRoutes } from './receivables.js';
-import { balanceRoutes, cardWebhookRoutes, routingRoutes } from './routing.js';
+import { rechargeRoutes } from './recharges.js';
+import { refundRoutes } from './refunds.js';
+import { reportRoutes } from './reports.js';
+import { riskRoutes } from './risk.js';
+import { routingRoutes } from './routing.js';
+import { servicePaymentRoutes } from './service-payments.js';
 import { signupRoutes } from './signup.js';
+import { tenantRoutes } from './tenants.js';
+import { testClockRoutes } from './test-clock.js';
 import { testHelperRoutes } from './test-helpers.js';
+import { webhookRoutes } from './webhooks.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
-  const routes: RouteDef[] = [];
-  routes.push(...opsRoutes, ...adminRoutes, ...customerRoutes, ...paymentIntentRoutes, ...webhookRoutes, ...refundRoutes, ...publicRoutes);
-  routes.push(...invoiceRoutes);
-  routes.push(...reportRoutes);
-  routes.push(...connectRoutes);
-  routes.push(...billerRoutes);
-  routes.push(...bankStatementRoutes);
-  routes.push(...receivableRoutes);
-  routes.push(...routingRoutes, ...cardWebhookRoutes, ...signupRoutes, ...balanceRoutes);
-  routes.push(...testHelperRoutes);
+  const routes: RouteDef[] = [
+    ...opsRoutes,
+    ...tenantRoutes,
+    ...customerRoutes,
+    ...paymentIntentRoutes,
+    ...testClockRoutes,
+    ...riskRoutes,
+    ...webhookRoutes,
+    ...refundRoutes,
+    ...approvalRoutes,
+    ...paymentMethodRoutes,
+    ...disputeRoutes,
+    ...checkoutRoutes,
+    ...paymentLinkRoutes,
+    ...fiscalProfileRoutes,
+    ...invoiceRoutes,
+    ...reportRoutes,
+    ...onboardingRoutes,
+    ...connectRoutes,
+    ...payoutRoutes,
+    ...billerRoutes,
+    ...servicePaymentRoutes,
+    ...rechargeRoutes,
+    ...bankStatementRoutes,
+    ...receivableRoutes,
+    ...routingRoutes,
+    ...cardWebhookRoutes,
+    ...signupRoutes,
+    ...balanceRoutes,
+    ...testHelperRoutes,
+  ];
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

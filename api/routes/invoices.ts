@@ -1,9 +1,8 @@
-// Invoices (CFDI 4.0), payment complements, cancellation, credit notes and the fiscal profile
+// Invoices (CFDI 4.0), payment complements, cancellation, credit notes and the self-invoicing pages
 // (service-spec Endpoints > Invoices; decisions.md §3, §4, §6). Handlers map HTTP to the invoice
 // capability's commands and back; the rules live in actors/.
-import { getFiscalProfile, issuerBySlug, putFiscalProfile } from '../../actors/fiscal-profile.js';
+import { issuerBySlug } from '../../actors/fiscal-profile.js';
 import { cancellationView, creditNoteView, invoiceView, paymentView, publicInvoiceView } from '../../actors/invoices.js';
-import { nowFor } from '../../kernel/clock.js';
 import {
   autofacturaBody,
   autofacturaQuery,
@@ -14,8 +13,6 @@ import {
   createPpdBody,
   creditNoteBody,
   creditNoteResource,
-  fiscalProfileBody,
-  fiscalProfileResource,
   invoicePaymentList,
   invoicePaymentResource,
   invoiceResource,
@@ -25,7 +22,6 @@ import {
   type CreateInvoiceBody,
   type CreatePpdBody,
   type CreditNoteBody,
-  type FiscalProfileBody,
   type RegisterPaymentBody,
 } from '../../schemas/invoices.js';
 import { readFileSync } from 'node:fs';
@@ -55,36 +51,6 @@ const asset = (file: string, type: string) => {
 };
 
 export const invoiceRoutes: RouteDef[] = [
-  defineRoute<FiscalProfileBody>({
-    method: 'PUT',
-    path: '/v1/fiscal_profile',
-    auth: 'api_key',
-    scope: 'invoices:write',
-    body: fiscalProfileBody,
-    bodyLimit: 64 * 1024,
-    summary: 'Set the fiscal profile of this mode (issuer, PAC, CSD, self-invoice portal)',
-    description:
-      'One profile per tenant and mode (the key\'s): a test key sets the test profile, a live key the live one. `pac_provider` is `sim` (test mode only) or `finkok` (live only); ' +
-      'a mismatch is answered when invoicing (`invoice.livemode_mismatch`). `pac_password` is write-only: never returned nor logged; omitted keeps the stored one, "" removes it. ' +
-      'Optional `csd` uploads the tenant\'s CSD (`cer_base64`, `key_base64`, `password`): checked (SAT certificate number, key opens and belongs to the certificate, RFC = the profile\'s, not expired in live mode, never SAT\'s public test CSD in live mode), ' +
-      'stored encrypted, never returned. Without an uploaded CSD, test mode seals with SAT\'s public test CSD; live mode cannot invoice. ' +
-      '`self_invoice_slug` must be unique across tenants; `self_invoice_enabled` needs it.',
-    tags: ['Invoices'],
-    responses: { 200: { description: 'The profile (without secrets)', schema: fiscalProfileResource } },
-    errors: ['fiscal_profile.invalid', 'fiscal_profile.slug_conflict', 'invoice.csd_invalid', 'invoice.test_csd_in_live'],
-    handler: async (ctx) => ({ status: 200, body: await putFiscalProfile(ctx.deps, ctx.principal, ctx.body, await nowFor(ctx.deps.sql, ctx.principal.tenantId, ctx.principal.livemode)) }),
-  }),
-  defineRoute({
-    method: 'GET',
-    path: '/v1/fiscal_profile',
-    auth: 'api_key',
-    scope: 'invoices:write',
-    summary: 'Read the fiscal profile of this mode (never the PAC password nor the CSD key)',
-    tags: ['Invoices'],
-    responses: { 200: { description: 'The profile', schema: fiscalProfileResource } },
-    errors: ['invoice.fiscal_profile_missing'],
-    handler: async (ctx) => ({ status: 200, body: await getFiscalProfile(ctx.deps, ctx.principal) }),
-  }),
   defineRoute<CreateInvoiceBody>({
     method: 'POST',
     path: '/v1/invoices',

@@ -1,8 +1,6 @@
-// Payment intents (spec: Endpoints > Payment intents), the test clock and risk review reads.
-import { reviewView } from '../../actors/payment-intents.js';
+// Payment intents (spec: Endpoints > Payment intents).
 import { checkReturnUrl } from '../../actors/checkout.js';
 import {
-  clockAdvanceBody,
   confirmBody,
   confirmBodyProblem,
   createPaymentIntentBody,
@@ -11,8 +9,6 @@ import {
   type ListIntentsQuery,
   paymentIntentResource,
   riskReviewResource,
-  testClockResource,
-  type ClockAdvanceBody,
   type ConfirmBody,
   type CreatePaymentIntentBody,
 } from '../../schemas/payment-intents.js';
@@ -119,42 +115,5 @@ export const paymentIntentRoutes = [
     responses: intent200('The canceled intent'),
     errors: ['payment_intent.not_found', 'payment_intent.cancel_conflict', 'payment_intent.concurrent_modification'],
     handler: async (ctx) => ({ status: 200, body: await ctx.deps.payments.cancel(ctx.principal, ctx.params.id, ctx.idem) }),
-  }),
-  defineRoute({
-    method: 'GET',
-    path: '/v1/test/clock',
-    auth: 'api_key',
-    scope: 'payments:read',
-    summary: "The tenant's test clock",
-    description: 'Test keys only; live keys get 403 `test_clock.unauthorized`.',
-    tags: ['Test clock'],
-    responses: { 200: { description: 'The clock', schema: testClockResource } },
-    errors: ['test_clock.unauthorized'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.testClock.get(ctx.principal) }),
-  }),
-  defineRoute<ClockAdvanceBody>({
-    method: 'POST',
-    path: '/v1/test/clock/advance',
-    auth: 'api_key',
-    scope: 'payments:write',
-    body: clockAdvanceBody,
-    summary: "Move the tenant's test clock forward",
-    description: '`{seconds: int > 0}` or `{to: timestamp later than now}`. Timers that become due (push-payment expiry, …) fire at once.',
-    tags: ['Test clock'],
-    responses: { 200: { description: 'The clock', schema: testClockResource } },
-    errors: ['test_clock.unauthorized', 'test_clock.invalid_advance'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.testClock.advance(ctx.principal, ctx.body) }),
-  }),
-  defineRoute({
-    method: 'GET',
-    path: '/v1/risk_reviews/{id}',
-    auth: 'api_key',
-    scope: 'payments:read',
-    notFound: 'risk_review.not_found',
-    summary: 'Read a risk review',
-    tags: ['Risk'],
-    responses: { 200: { description: 'The review', schema: riskReviewResource } },
-    errors: ['risk_review.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await reviewView(ctx.deps.sql, ctx.principal.tenantId, ctx.params.id, ctx.principal.livemode) }),
   }),
 ];

@@ -1,7 +1,6 @@
 // Routing (issue 20; docs/routing.md): the tenant's connector table per mode, the decisions
 // recorded with each attempt, the connectors' recent scores.
 import type { PutConnectorBody } from '../../actors/routing.js';
-import { balance } from '../../actors/balance.js';
 import { decisionsQuery, putConnectorBody, routingConnectorList, routingConnectorResource, routingDecisionResource, routingScoreList } from '../../schemas/routing.js';
 import { pageOf } from '../../schemas/common.js';
 import { defineRoute } from '../route.js';
@@ -67,61 +66,5 @@ export const routingRoutes = [
     tags: ['Routing'],
     responses: { 200: { description: 'Scores per connector', schema: routingScoreList } },
     handler: async (ctx) => ({ status: 200, body: await ctx.deps.routing.scores(ctx.principal) }),
-  }),
-];
-
-const ack = { type: 'object', properties: { object: { const: 'inbound_acknowledgement' }, received: { type: 'boolean' }, provider: { type: 'string' }, type: { type: 'string' }, matched: { type: 'boolean' } } } as const;
-
-/** Inbound notices of the real card connectors (spec: `POST /webhooks/in/{provider}/{tenantId}`). */
-export const cardWebhookRoutes = [
-  defineRoute({
-    method: 'POST',
-    path: '/webhooks/in/conekta/{tenantId}',
-    auth: 'none',
-    body: { type: 'object' },
-    signedBody: true,
-    notFound: 'tenant.not_found',
-    bodyLimit: 256 * 1024,
-    summary: "Conekta's webhook delivery (provider evidence)",
-    description:
-      'Verified with the tenant\'s `webhook_public_key` (Conekta\'s webhook key, stored with the connector\'s credentials): header `DIGEST` is an RSA-SHA256 signature of the raw body. ' +
-      'An event about an order (`order.*`, `charge.*`) becomes a notice about its attempt; the worker asks Conekta for the order before the intent changes. A chargeback event opens the attempt\'s dispute. Unknown orders are acknowledged (`matched: false`).',
-    tags: ['Routing'],
-    responses: { 200: { description: 'Acknowledgement', schema: ack } },
-    errors: ['webhook_in.invalid_signature', 'webhook_in.invalid_body'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.cardWebhooks.conekta(ctx.params.tenantId!, ctx.rawBody ?? JSON.stringify(ctx.body), ctx.header('digest')) }),
-  }),
-  defineRoute({
-    method: 'POST',
-    path: '/webhooks/in/openpay/{tenantId}',
-    auth: 'none',
-    body: { type: 'object' },
-    notFound: 'tenant.not_found',
-    bodyLimit: 256 * 1024,
-    summary: "Openpay's webhook delivery (provider evidence)",
-    description:
-      'Openpay signs nothing: the delivery must carry the webhook\'s user and password (HTTP Basic) that the tenant stored as `webhook_user`/`webhook_password`, and the charge is re-read from Openpay before anything changes. `verification` pings are acknowledged. A chargeback event opens the attempt\'s dispute.',
-    tags: ['Routing'],
-    responses: { 200: { description: 'Acknowledgement', schema: ack } },
-    errors: ['webhook_in.invalid_signature', 'webhook_in.invalid_body'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.cardWebhooks.openpay(ctx.params.tenantId!, ctx.body, ctx.header('authorization')) }),
-  }),
-];
-
-export const balanceRoutes = [
-  defineRoute<unknown, { currency?: string }>({
-    method: 'GET',
-    path: '/v1/balance',
-    auth: 'api_key',
-    scope: 'payments:read',
-    query: { type: 'object', additionalProperties: false, properties: { currency: { type: 'string', maxLength: 3, 'x-error-code': 'balance.invalid_currency' } } },
-    summary: 'What the connectors owe the merchant: pending and available, per currency and connector',
-    description:
-      'Orquesta holds no funds: this reads each connector\'s receivable in the ledger (captures less fees, refunds and disputes). ' +
-      'A capture becomes `available` `settlement_delay_days` after it (by the account\'s clock; sim 1, sim_b 2, conekta 2, openpay 1), `pending` before. Optional `currency` filter.',
-    tags: ['Routing'],
-    responses: { 200: { description: 'The balance', schema: { type: 'object', required: ['object', 'available', 'pending', 'by_connector'], properties: { object: { const: 'balance' }, livemode: { type: 'boolean' }, as_of: { type: 'string', format: 'date-time' }, available: { type: 'array', items: { type: 'object' } }, pending: { type: 'array', items: { type: 'object' } }, by_connector: { type: 'array', items: { type: 'object' } } } } } },
-    errors: ['balance.invalid_currency'],
-    handler: async (ctx) => ({ status: 200, body: await balance(ctx.deps, ctx.principal, ctx.query) }),
   }),
 ];

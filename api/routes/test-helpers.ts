@@ -1,6 +1,9 @@
 // Test helpers for the merchant's own test key (decisions §7), modelled on Stripe's test_helpers:
-// pay a push payment, approve or fail a 3-D Secure challenge. Rules in actors/test-helpers.ts.
+// pay a push payment, approve or fail a 3-D Secure challenge. Rules in actors/test-helpers.ts. And the
+// operator's simulation of an inbound payment (decisions §2).
 import { TestHelpers } from '../../actors/test-helpers.js';
+import { simulateInbound } from '../../actors/inbound.js';
+import { simulateInboundBody } from '../../schemas/payment-intents.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 const resultSchema = {
@@ -54,4 +57,17 @@ export const testHelperRoutes: RouteDef[] = [
   }),
   threeDs('approve'),
   threeDs('fail'),
+  defineRoute<{ provider_ref: string }>({
+    method: 'POST',
+    path: '/admin/tenants/{tenantId}/simulate-inbound',
+    auth: 'admin',
+    body: simulateInboundBody,
+    notFound: 'tenant.not_found',
+    summary: 'Simulate an incoming payment (SPEI, CoDi, OXXO) or a completed 3-D Secure step',
+    description: '`provider_ref` is `attempts[0].provider_ref` of the intent. The worker treats it as provider evidence: a `requires_action` intent becomes `succeeded`.',
+    tags: ['Operator'],
+    responses: { 200: { description: 'Acknowledgement; the intent moves asynchronously' } },
+    errors: ['tenant.not_found', 'attempt.not_found'],
+    handler: async (ctx) => ({ status: 200, body: await simulateInbound(ctx.deps, ctx.params.tenantId, ctx.body.provider_ref) }),
+  }),
 ];

@@ -1,7 +1,10 @@
-// Webhook endpoints and the event stream (spec: Endpoints > Webhook endpoints and events).
+// Webhook endpoints and the event stream (spec: Endpoints > Webhook endpoints and events), and the
+// account-level endpoint registration of the billers spec.
 import { listEvents } from '../../actors/events.js';
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret } from '../../actors/webhook-endpoints.js';
 import { createEndpointBody, endpointList, endpointResource, eventList, eventsQuery, type CreateEndpointBody } from '../../schemas/webhooks.js';
+import { ApiError } from '../../kernel/errors.js';
+import { requireScope } from '../auth.js';
 import { defineRoute } from '../route.js';
 
 /** The event stream's answer headers (documented in the OpenAPI description). */
@@ -99,6 +102,31 @@ export const webhookRoutes = [
         headers['Orquesta-Notice'] = page.withheld.notice;
       }
       return { status: 200, keepNulls: true, body: page.list, headers };
+    },
+  }),
+  defineRoute<CreateEndpointBody>({
+    method: 'POST',
+    path: '/v1/account/webhook_endpoints',
+    auth: 'none',
+    body: createEndpointBody,
+    summary: 'Register an account-level webhook endpoint (recharge deposit events) with the Service-Account-Key header',
+    description:
+      'spec: Authentication: account-level webhooks of an own account (recharge deposit events) are registered with the account\'s credential in header `Service-Account-Key` (an API key with `webhooks:manage`; no Authorization header). ' +
+      'Registers an endpoint of the key\'s account that receives `recharge.deposit.detected` (the only event it takes; `events`, when sent, must be that one). Like every endpoint of the account, it receives deposit events of both environments: check `livemode` before crediting anything. Answers 201 with the `whsec_` secret, shown only here; list, delete and rotate it with /v1/webhook_endpoints.',
+    tags: ['Recharges'],
+    headerParams: [{ name: 'Service-Account-Key', required: true, description: 'The account\'s API key (`sk_test_…` or `sk_live_…`) with scope `webhooks:manage`.', schema: { type: 'string' } }],
+    responses: { 201: { description: 'The endpoint with its secret', schema: endpointResource } },
+    errors: ['api_key.missing_or_invalid', 'insufficient_scope', 'webhook_endpoint.invalid_url', 'webhook_endpoint.invalid_events'],
+    handler: async (ctx) => {
+      const raw = ctx.header('service-account-key');
+      if (!raw) throw new ApiError('api_key.missing_or_invalid');
+      const p = await ctx.deps.keys.authenticate(`Bearer ${raw.trim()}`);
+      requireScope(p, 'webhooks:manage');
+      const events = ctx.body.events ?? [];
+      if (events.some((e) => e !== 'recharge.deposit.detected')) {
+        throw new ApiError('webhook_endpoint.invalid_events', 'An account-level endpoint takes `recharge.deposit.detected` only; register other events with POST /v1/webhook_endpoints.');
+      }
+      return { status: 201, body: await createEndpoint(ctx.deps, p, { ...ctx.body, events: ['recharge.deposit.detected'] }) };
     },
   }),
 ];

@@ -1,0 +1,20 @@
+// Documentation pieces and answers several route files share.
+import type { Reply } from '../route.js';
+
+/** The description of a newest-first list's `limit`. */
+export const LIMIT = 'List `limit`: default 100; a larger value is clamped to 500. Newest first.';
+
+/**
+ * Endpoints that validate their Idempotency-Key themselves (spec: "validated by the endpoint
+ * itself"), with their own conflict code, so they declare no edge idempotency: service payments
+ * and recharges.
+ */
+export const KEY = 'Idempotency-Key (UUID) required, checked by this endpoint: a missing or malformed key is 400 `idempotency_key_required`; ';
+export const IDEM_HEADER = (conflict: string) => [{
+  name: 'Idempotency-Key',
+  required: true,
+  description: `UUID, validated by this endpoint (400 \`idempotency_key_required\`). Same key + same request answers the same resource with \`Idempotency-Replayed: true\`; same key + other data is 409 \`${conflict}\`.`,
+  schema: { type: 'string', format: 'uuid' },
+}];
+export const REPLAYED = { 'Idempotency-Replayed': { description: '`true` when the answer is the resource of an earlier request with the same key.', schema: { type: 'string', enum: ['true'] } } };
+export const replayed = (r: { body: unknown; replayed: boolean }): Reply => ({ status: 200, body: r.body, headers: r.replayed ? { 'Idempotency-Replayed': 'true' } : undefined });
