@@ -3,33 +3,18 @@
 // through the notification outbox and readable by operators at GET /admin/signups?email=; POST
 // /public/signup/verify with the right code creates the tenant and its keys. Codes expire after 30
 // minutes; five wrong guesses lock the signup until its code expires.
-import { randomBytes, randomInt, randomUUID, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
-import { promisify } from 'node:util';
+import { randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
 import { ApiError } from '../kernel/errors.js';
+import { hashPassword } from '../kernel/passwords.js';
 import type { SecretBox } from '../kernel/secret-box.js';
 import { createTenantIn } from './tenants.js';
+import { createOwnerIn } from './portal-accounts.js';
 
-const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, o: { N: number; r: number; p: number; maxmem: number }) => Promise<Buffer>;
+export { hashPassword, verifyPassword } from '../kernel/passwords.js';
 
 export const CODE_TTL_MS = 30 * 60_000;
 export const MAX_ATTEMPTS = 5;
-const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
-
-/** `scrypt$N$r$p$salt$hash` (base64). */
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const h = await scrypt(password.normalize('NFKC'), salt, 64, SCRYPT);
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${h.toString('base64')}`;
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [alg, n, r, p, salt, hash] = stored.split('$');
-  if (alg !== 'scrypt' || !salt || !hash) return false;
-  const want = Buffer.from(hash, 'base64');
-  const got = await scrypt(password.normalize('NFKC'), Buffer.from(salt, 'base64'), want.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
-  return timingSafeEqual(want, got);
-}
 
 const context = (id: string) => `signup:${id}:code`;
 const norm = (email: string) => email.trim().toLowerCase();
@@ -87,6 +72,8 @@ export class Signups {
         return { error: new ApiError('signup.invalid_code', expired ? 'The verification code expired: sign up again.' : 'The verification code is wrong.') };
       }
       const tenant = await createTenantIn(tx, s.legal_name as string);
+      // The person who signed up signs in to the portal as the owner, with the same password (docs/portal.md).
+      await createOwnerIn(tx, tenant.id, s.email as string, s.legal_name as string, s.password_hash as string);
       await tx`update signups set status = 'verified', tenant_id = ${tenant.id}, verified_at = now(), code_sealed = null where id = ${s.id as string}`;
       return { tenant };
     });

@@ -34,6 +34,7 @@ import { compileBody, compileQuery, type Validator } from './validation.js';
 import { ATTR } from '../kernel/tracing.js';
 import { decodePathParam, jsonContentType, parseJsonBody, parseQuery } from './body.js';
 import { isCorsPath, registerPreflight, writeCorsHeaders } from './cors.js';
+import { authenticateSession } from './session-auth.js';
 
 const tracer = trace.getTracer('orquesta-edge');
 // Span attribute names live in ops/tracing.ts (ATTR).
@@ -91,6 +92,8 @@ export const READ_HEADERS = [
   'digest',
   // the page of a browser call to /public (a merchant may restrict origins; api/cors.ts)
   'origin',
+  // portal sessions (api/session-auth.ts): the cookie, the CSRF token of a change, the test/live toggle
+  'cookie', 'x-csrf-token', 'orquesta-mode',
 ] as const;
 const HEADER_INDEX = new Map<string, number>(READ_HEADERS.map((h, i) => [h, i]));
 const H = Object.fromEntries(READ_HEADERS.map((h, i) => [h, i])) as Record<(typeof READ_HEADERS)[number], number>;
@@ -166,7 +169,9 @@ function clientIp(res: HttpResponse, forwardedFor: string | undefined, trusted: 
 }
 
 const isThenable = (x: unknown): x is PromiseLike<Reply> => typeof (x as { then?: unknown } | null)?.then === 'function';
-const isAuthFailure = (e: unknown): boolean => isApiError(e) && (e.code === 'api_key.missing_or_invalid' || e.code === 'admin_key.missing_or_invalid');
+const AUTH_FAILURES = new Set(['api_key.missing_or_invalid', 'admin_key.missing_or_invalid', 'portal.sign_in_invalid', 'portal.session_invalid', 'portal.totp_invalid']);
+/** Failed credentials of any kind (a key, a portal password, session or second factor): counted per client address. */
+const isAuthFailure = (e: unknown): boolean => isApiError(e) && AUTH_FAILURES.has(e.code);
 
 /** Body reading states. */
 const NO_BODY = 0;
@@ -406,6 +411,16 @@ export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
         const p = deps.keys.cached(authorization);
         if (p) return this.authenticated(p);
         this.within(() => deps.keys.authenticate(authorization)).then(
+          (p) => this.guard(() => this.authenticated(p)),
+          (e) => this.fail(e),
+        );
+        return;
+      }
+      if (def.auth === 'session') {
+        // A portal member's session instead of an API key (api/session-auth.ts); the role gives the scopes.
+        const hv = this.hv;
+        const h = { cookie: hv[H.cookie], csrf: hv[H['x-csrf-token']], origin: hv[H.origin], host: hv[H.host], mode: hv[H['orquesta-mode']] };
+        this.within(() => authenticateSession(deps.portal, h, this.method, this.c.def.path, baseUrl)).then(
           (p) => this.guard(() => this.authenticated(p)),
           (e) => this.fail(e),
         );

@@ -7,8 +7,8 @@ import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import type { Principal, Scope } from '../kernel/principal.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-/** none: open (health, docs); api_key: Authorization Bearer; admin: X-Admin-Key; public: client secret / open browser routes. */
-export type AuthKind = 'none' | 'api_key' | 'admin' | 'public';
+/** none: open (health, docs); api_key: Authorization Bearer; admin: X-Admin-Key; public: client secret / open browser routes; session: a portal member's cookie (api/session-auth.ts). */
+export type AuthKind = 'none' | 'api_key' | 'admin' | 'public' | 'session';
 export type { Principal, Scope } from '../kernel/principal.js';
 
 export interface Reply {

@@ -15,6 +15,7 @@ import { BANK_STATEMENT_ERRORS } from './errors/bank-statements.js';
 import { CONNECT_ERRORS } from './errors/connect.js';
 import { BILLER_ERRORS } from './errors/billers.js';
 import { ROUTING_ERRORS } from './errors/routing.js';
+import { PORTAL_ERRORS } from './errors/portal.js';
 export type { ErrorSpec, ErrorType } from './errors/spec.js';
 
 export const ERROR_CATALOG = {
@@ -27,6 +28,7 @@ export const ERROR_CATALOG = {
   ...CONNECT_ERRORS,
   ...BILLER_ERRORS,
   ...ROUTING_ERRORS,
+  ...PORTAL_ERRORS,
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

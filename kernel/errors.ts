@@ -8,6 +8,9 @@ import { ERROR_CATALOG, type ErrorCode, type ErrorType } from './error-catalog.j
 const STATUS_EXCEPTIONS: Partial<Record<ErrorCode, number>> = {
   'api_key.missing_or_invalid': 401, // spec: Authentication and rate limit
   'admin_key.missing_or_invalid': 401,
+  'portal.sign_in_invalid': 401, // docs/portal.md: like a bad API key
+  'portal.session_invalid': 401,
+  'portal.totp_invalid': 401,
   insufficient_scope: 403, // spec: Authentication rule 2
   rate_limit_exceeded: 429, // spec: Limits
   idempotency_key_in_progress: 409, // spec: Idempotency table

@@ -30,6 +30,8 @@ import { OpenpayAcquirer } from '../connectors/card/openpay.js';
 import { SqlKeyBook } from '../connectors/card/key-book.js';
 import { CardWebhooks } from '../actors/card-webhooks.js';
 import { Signups } from '../actors/signups.js';
+import { PortalAccounts } from '../actors/portal-accounts.js';
+import { portalAssets } from './portal-assets.js';
 import { SimAcquirer } from '../connectors/sim.js';
 import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
 import type { Config } from './config.js';
@@ -138,6 +140,8 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     routing,
     cardWebhooks: new CardWebhooks({ sql, routing, payments }),
     signups: new Signups({ sql, secrets }),
+    portal: new PortalAccounts({ sql, secrets, idleMinutes: config.portalSessionIdleMinutes, maxHours: config.portalSessionMaxHours, announceRevocation: (id) => keys.announceRevocation(id) }),
+    portalAsset: portalAssets(),
     sim,
     payments,
     webhooks,

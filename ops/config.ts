@@ -42,6 +42,10 @@ export interface Config {
   readonly idempotencyRetentionHours: number;
   /** Seconds an API key record stays cached in a process before it is read again from Postgres. */
   readonly keyCacheSeconds: number;
+  /** A portal session ends after this many minutes without a request (docs/portal.md). */
+  readonly portalSessionIdleMinutes: number;
+  /** A portal session ends this many hours after sign-in, used or not. */
+  readonly portalSessionMaxHours: number;
   readonly seedDemoTenant: boolean;
   /** How often a worker fires due timers (by each tenant's clock). */
   readonly sweepIntervalMs: number;
@@ -105,6 +109,8 @@ const schema = {
     walletDomainAssociation: { type: 'string' },
     idempotencyRetentionHours: { type: 'integer', minimum: 24 },
     keyCacheSeconds: { type: 'integer', minimum: 0, maximum: 300 },
+    portalSessionIdleMinutes: { type: 'integer', minimum: 1, maximum: 1440 },
+    portalSessionMaxHours: { type: 'integer', minimum: 1, maximum: 720 },
     seedDemoTenant: { type: 'boolean' },
     sweepIntervalMs: { type: 'integer', minimum: 50 },
     reconcileIntervalMs: { type: 'integer', minimum: 100 },
@@ -204,6 +210,8 @@ export function loadConfig(env: Env = process.env): Config {
     walletDomainAssociation: opt(env, 'WALLET_DOMAIN_ASSOCIATION') ?? '',
     idempotencyRetentionHours: int(env, 'IDEMPOTENCY_RETENTION_HOURS', 72),
     keyCacheSeconds: int(env, 'KEY_CACHE_SECONDS', 10),
+    portalSessionIdleMinutes: int(env, 'PORTAL_SESSION_IDLE_MINUTES', 30),
+    portalSessionMaxHours: int(env, 'PORTAL_SESSION_MAX_HOURS', 12),
     seedDemoTenant: bool(env, 'SEED_DEMO_TENANT', nodeEnv !== 'test'),
     sweepIntervalMs: int(env, 'SWEEP_INTERVAL_MS', 5000),
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 10_000),

@@ -24,6 +24,7 @@ import type { Receivables } from '../actors/receivables.js';
 import type { Routing } from '../actors/routing.js';
 import type { CardWebhooks } from '../actors/card-webhooks.js';
 import type { Signups } from '../actors/signups.js';
+import type { PortalAccounts } from '../actors/portal-accounts.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -65,4 +66,8 @@ export interface AppDeps {
   readonly billers: BillerServices['billers'];
   readonly recharges: BillerServices['recharges'];
   readonly receivables: Receivables;
+  /** The merchant portal's accounts, sessions, team, keys and audit log (docs/portal.md). */
+  readonly portal: PortalAccounts;
+  /** The portal's built files (dist/web/portal: ops/build-web.mjs), by name; undefined when absent. */
+  readonly portalAsset: (name: string) => { body: Uint8Array; type: string } | undefined;
 }

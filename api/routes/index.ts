@@ -31,6 +31,8 @@ import { tenantRoutes } from './tenants.js';
 import { testClockRoutes } from './test-clock.js';
 import { testHelperRoutes } from './test-helpers.js';
 import { webhookRoutes } from './webhooks.js';
+import { portalRoutes } from './portal.js';
+import { portalApiRoutes } from './portal-api.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [
@@ -64,6 +66,8 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
     ...balanceRoutes,
     ...testHelperRoutes,
   ];
+  // The merchant portal: its own routes, and every /v1 route again under /portal/api with a session (docs/portal.md).
+  routes.push(...portalRoutes, ...portalApiRoutes(routes));
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));
   return routes;
 }

@@ -1,0 +1,21 @@
+// Error codes of the merchant portal (issue 29; docs/portal.md). The spec names the portal but not
+// its codes; these answer only under /portal/api.
+import { authz, inv, type ErrorSpec } from './spec.js';
+
+const authn = (doc: string, message?: string): ErrorSpec => ({ type: 'authentication_error', doc, message });
+
+export const PORTAL_ERRORS = {
+  'portal.sign_in_invalid': authn('The email or the password is wrong (one answer for both). Failed sign-ins are counted per client address like failed API keys: past AUTH_FAILURES_PER_MIN a minute they answer 429.', 'The email or the password is wrong.'),
+  'portal.session_invalid': authn('No portal session, or it ended (signed out, idle longer than PORTAL_SESSION_IDLE_MINUTES, older than PORTAL_SESSION_MAX_HOURS, or a second factor is still owed). Sign in again.', 'Sign in to the portal.'),
+  'portal.totp_invalid': authn('The six-digit code of the authenticator app is wrong, expired or already used.', 'The two-factor code is wrong or already used.'),
+  'portal.csrf_unauthorized': authz('A change from the portal must carry the session\'s X-CSRF-Token header and come from the portal\'s own origin.', 'The request did not come from the portal (CSRF check).'),
+  'portal.totp_setup_required_unauthorized': authz('The team requires two-factor sign-in: set up an authenticator app (POST /portal/api/me/totp) before anything else.'),
+  'portal.invalid_body': inv('The portal request body is not valid: see the message.'),
+  'portal.member_not_found': inv('No member with this id in your team.'),
+  'portal.member_conflict': inv('This email already belongs to a portal account.'),
+  'portal.last_owner_conflict': inv('The team must keep at least one active owner.'),
+  'portal.invitation_not_found': inv('No pending invitation with this token (wrong, used, revoked or expired after 7 days).'),
+  'portal.reset_not_found': inv('No password reset with this token (wrong, used or expired after 30 minutes).'),
+  'portal.api_key_not_found': inv('No API key with this id belongs to your account.'),
+  'portal.totp_conflict': inv('Two-factor sign-in is already on for this member; turn it off first to set up another app.'),
+} as const satisfies Record<string, ErrorSpec>;
