@@ -11,6 +11,11 @@ import postgres from 'postgres';
 import { Redis } from 'ioredis';
 
 export const here = dirname(fileURLToPath(import.meta.url));
+/**
+ * dist/bench of the build under test: this tree's, or BENCH_APP_ROOT's (ops/bench.mjs --baseline
+ * builds another commit there). The load generator is always this tree's code; only the app changes.
+ */
+export const appBench = (file: string) => (process.env.BENCH_APP_ROOT ? join(process.env.BENCH_APP_ROOT, 'dist', 'bench', file) : join(here, file));
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** CLOCK_MONOTONIC in microseconds: the clock of V8 CPU profiles, shared by every process of the machine. */
 export const monoUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -114,6 +119,17 @@ export class Children {
         reject(e);
       });
     });
+  }
+
+  /** Starts `node <args>` as it is (no BENCH_READY line: the caller polls it), output prefixed, killed with us. */
+  spawnPlain(name: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
+    this.hook();
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env, cwd });
+    this.set.add(child);
+    child.on('exit', () => this.set.delete(child));
+    child.stdout!.on('data', (d: Buffer) => process.stderr.write(prefixLines(`[${name}] `, d.toString())));
+    child.stderr!.on('data', (d: Buffer) => process.stderr.write(prefixLines(`[${name}] `, d.toString())));
+    return child;
   }
 
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the child has exited. */
@@ -891,4 +907,149 @@ export function perfTables(s: PerfSummary): string {
     mdTable(['process', '% of machine', 'of which kernel', 'user'], s.byRole.map((r) => [r.role, `${fmt(r.pct, 1)}%`, `${fmt(r.kernelPct, 1)}%`, `${fmt(r.pct - r.kernelPct, 1)}%`])),
     mdTable(['process', 'object', 'symbol', '% of machine'], s.topSymbols.map((r) => [r.role, r.dso, r.sym.replace(/\|/g, '\\|'), `${fmt(r.pct, 2)}%`])),
   ].join('\n\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Postgres evidence of one database during a window (issue 26): the CPU of that database's own
+// backends (from /proc, pids from pg_stat_activity; autovacuum, the WAL writer and checkpointer
+// are not in it), pg_stat_statements (top statements, WAL bytes; needs the library in
+// shared_preload_libraries, else empty), and the PL/pgSQL functions' own time (trigger functions;
+// needs track_functions = 'pl').
+export interface PgStatement {
+  query: string;
+  toplevel: boolean;
+  calls: number;
+  totalMs: number;
+  meanMs: number;
+  rows: number;
+  walBytes: number;
+  blksHit: number;
+  blksRead: number;
+  blksDirtied: number;
+}
+export interface PgEvidenceReport {
+  /** CPU seconds of the database's backends over the window. */
+  backendCpuS: number;
+  backends: number;
+  statements: PgStatement[];
+  /** Top-level statements only (nested ones, from triggers and functions, are inside them). */
+  totals: { calls: number; execMs: number; walBytes: number };
+  functions: Array<{ name: string; calls: number; selfMs: number; totalMs: number }>;
+  /** Per table: sequential scans and rows they read, index scans, rows written (the busiest first). */
+  tables: Array<{ name: string; seqScan: number; seqRows: number; idxScan: number; writes: number }>;
+  available: { statements: boolean; functions: boolean };
+}
+
+export class PgEvidence {
+  private cpu = new Map<number, { v0: number; last: number }>();
+  private timer?: NodeJS.Timeout;
+  private polling?: Promise<void>;
+  private constructor(
+    private sql: postgres.Sql,
+    private db: string,
+    private statementsOk: boolean,
+  ) {}
+
+  static async start(dbName: string): Promise<PgEvidence> {
+    const sql = postgres(dbUrl(dbName), { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    let ok = true;
+    try {
+      await sql`create extension if not exists pg_stat_statements`;
+      await sql`select pg_stat_statements_reset(0, (select oid from pg_database where datname = ${dbName}), 0)`;
+    } catch {
+      ok = false;
+    }
+    await sql`select pg_stat_reset()`;
+    const e = new PgEvidence(sql, dbName, ok);
+    await e.poll(true);
+    e.timer = setInterval(() => void (e.polling = e.poll(false)), 500);
+    return e;
+  }
+
+  private async poll(first: boolean) {
+    const rows = await this.sql`select pid from pg_stat_activity where datname = ${this.db} and pid <> pg_backend_pid()`.catch(() => []);
+    for (const r of rows) {
+      const pid = Number(r.pid);
+      const s = readStat(String(pid), false);
+      if (!s) continue;
+      const known = this.cpu.get(pid);
+      if (known) known.last = s.cpu;
+      else this.cpu.set(pid, { v0: first ? s.cpu : 0, last: s.cpu });
+    }
+    // Backends seen before but not listed now (exited) keep their last reading.
+    for (const [pid, v] of this.cpu) {
+      const s = readStat(String(pid), false);
+      if (s && s.comm === 'postgres') v.last = s.cpu;
+    }
+  }
+
+  async stop(top = 15): Promise<PgEvidenceReport> {
+    clearInterval(this.timer);
+    await this.polling;
+    await this.poll(false);
+    let backendCpuS = 0;
+    for (const v of this.cpu.values()) backendCpuS += v.last - v.v0;
+    let statements: PgStatement[] = [];
+    let totals = { calls: 0, execMs: 0, walBytes: 0 };
+    if (this.statementsOk) {
+      const [{ oid: dbid }] = await this.sql`select oid::int8::float8 as oid from pg_database where datname = ${this.db}`;
+      const rows = await this.sql`
+        select query, toplevel, calls::float8 as calls, total_exec_time as total, mean_exec_time as mean, rows::float8 as rows, wal_bytes::float8 as wal,
+               shared_blks_hit::float8 as hit, shared_blks_read::float8 as read, shared_blks_dirtied::float8 as dirtied
+          from pg_stat_statements where dbid = ${dbid} order by total_exec_time desc limit ${top}`;
+      statements = rows.map((r) => ({
+        query: String(r.query).replace(/\s+/g, ' ').slice(0, 160),
+        toplevel: r.toplevel as boolean,
+        calls: r.calls as number,
+        totalMs: r.total as number,
+        meanMs: r.mean as number,
+        rows: r.rows as number,
+        walBytes: r.wal as number,
+        blksHit: r.hit as number,
+        blksRead: r.read as number,
+        blksDirtied: r.dirtied as number,
+      }));
+      const [t] = await this.sql`select coalesce(sum(calls), 0)::float8 as calls, coalesce(sum(total_exec_time), 0)::float8 as ms, coalesce(sum(wal_bytes), 0)::float8 as wal
+          from pg_stat_statements where dbid = ${dbid} and toplevel`;
+      totals = { calls: t.calls as number, execMs: t.ms as number, walBytes: t.wal as number };
+    }
+    const fns = await this.sql`select schemaname || '.' || funcname as name, calls::float8 as calls, self_time as self, total_time as total
+        from pg_stat_user_functions order by self_time desc limit ${top}`;
+    const tables = await this.sql`select relname as name, seq_scan::float8 as seq, seq_tup_read::float8 as seqrows, coalesce(idx_scan, 0)::float8 as idx,
+        (n_tup_ins + n_tup_upd + n_tup_del)::float8 as writes
+        from pg_stat_user_tables where seq_scan + coalesce(idx_scan, 0) + n_tup_ins + n_tup_upd > 0 order by seq_tup_read desc, idx_scan desc limit ${top}`;
+    await this.sql.end({ timeout: 2 });
+    return {
+      tables: tables.map((t) => ({ name: t.name as string, seqScan: t.seq as number, seqRows: t.seqrows as number, idxScan: t.idx as number, writes: t.writes as number })),
+      backendCpuS,
+      backends: this.cpu.size,
+      statements,
+      totals,
+      functions: fns.map((f) => ({ name: f.name as string, calls: f.calls as number, selfMs: f.self as number, totalMs: f.total as number })),
+      available: { statements: this.statementsOk, functions: fns.length > 0 },
+    };
+  }
+}
+
+/** The evidence as Markdown, per unit of work (`per`: e.g. the payments made in the window). */
+export function pgEvidenceTables(e: PgEvidenceReport, per: number, unit: string): string {
+  const out: string[] = [];
+  out.push(
+    `Postgres, this database's ${e.backends} backends: ${fmt((1000 * e.backendCpuS) / per, 2)} ms CPU per ${unit}; ` +
+      (e.available.statements
+        ? `top-level statements ${fmt(e.totals.calls / per, 1)} per ${unit}, ${fmt(e.totals.execMs / per, 2)} ms executing, WAL ${fmt(e.totals.walBytes / per)} bytes per ${unit}`
+        : 'pg_stat_statements not loaded (shared_preload_libraries)'),
+  );
+  if (e.statements.length)
+    out.push(
+      mdTable(
+        ['statement', 'top', 'calls', `per ${unit}`, 'total ms', 'mean ms', 'rows', 'WAL B/call', 'blks hit/call', 'dirtied/call'],
+        e.statements.map((s) => ['`' + s.query.replace(/\|/g, '\\|').replace(/`/g, "'") + '`', s.toplevel ? 'y' : 'n', fmt(s.calls), fmt(s.calls / per, 2), fmt(s.totalMs), fmt(s.meanMs, 3), fmt(s.rows), fmt(s.walBytes / Math.max(1, s.calls)), fmt(s.blksHit / Math.max(1, s.calls), 1), fmt(s.blksDirtied / Math.max(1, s.calls), 2)]),
+      ),
+    );
+  if (e.functions.length)
+    out.push(mdTable(['function (PL/pgSQL, triggers)', 'calls', `calls per ${unit}`, 'self ms', `self ms per ${unit}`, 'total ms'], e.functions.map((f) => [f.name, fmt(f.calls), fmt(f.calls / per, 2), fmt(f.selfMs), fmt(f.selfMs / per, 3), fmt(f.totalMs)])));
+  if (e.tables.length)
+    out.push(mdTable(['table', 'seq scans', 'rows read by seq scans', `seq scans per ${unit}`, 'index scans', `rows written per ${unit}`], e.tables.map((t) => [t.name, fmt(t.seqScan), fmt(t.seqRows), fmt(t.seqScan / per, 2), fmt(t.idxScan), fmt(t.writes / per, 2)])));
+  return out.join('\n\n');
 }

@@ -80,6 +80,10 @@ import {
   waitForQuiet,
   type CpuReport,
   type ProfileSummary,
+  appBench,
+  PgEvidence,
+  pgEvidenceTables,
+  type PgEvidenceReport,
 } from './confirm-lib.js';
 
 const USAGE = 'npm run bench:confirm -- [options]';
@@ -452,10 +456,10 @@ async function startAppPair(env: NodeJS.ProcessEnv, withWorker: boolean, profile
   // --perf-basic-prof: perf can name the JIT-compiled JavaScript functions (/tmp/perf-<pid>.map).
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...(perfMaps ? ['--perf-basic-prof'] : [])] : [];
   const stateApi = mkdtempSync(join(tmpdir(), 'orq-bench-confirm-api-'));
-  const api = await children.start<{ pid: number; port: number }>('api', join(here, 'confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: stateApi }, nodeArgs });
+  const api = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: stateApi }, nodeArgs });
   let worker: Awaited<ReturnType<typeof children.start<{ pid: number }>>> | undefined;
   const stateWorker = mkdtempSync(join(tmpdir(), 'orq-bench-confirm-worker-'));
-  if (withWorker) worker = await children.start<{ pid: number }>('worker', join(here, 'confirm-app.js'), { env: { ...env, ROLE: 'worker', STATE_DIR: stateWorker }, nodeArgs });
+  if (withWorker) worker = await children.start<{ pid: number }>('worker', appBench('confirm-app.js'), { env: { ...env, ROLE: 'worker', STATE_DIR: stateWorker }, nodeArgs });
   return {
     port: api.info.port,
     apiPid: api.info.pid,
@@ -696,18 +700,21 @@ async function main(): Promise<number> {
     d: { seconds: number; pending: number };
     final2: Awaited<ReturnType<typeof attemptCounts>>;
     attempt: number;
+    evidence: PgEvidenceReport;
   }
   let best: Measured | undefined;
   for (let attempt = 1; ; attempt++) {
     process.stdout.write(`measured run ${o.duration} s${attempt > 1 ? ` (attempt ${attempt})` : ''}… `);
     const before = await attemptCounts(appSql, tenantId);
+    const ev = await PgEvidence.start(appDb);
     const sampler = new CpuSampler({ api: app.apiPid, worker: app.workerPid, autocannon: process.pid }).start();
     const run = await chainRun(app.port, key, o.duration, o.connections);
     const cpu = sampler.stop();
+    const evidence = await ev.stop();
     const after = await attemptCounts(appSql, tenantId);
     const executedDuring = after.total - after.pending - (before.total - before.pending);
     const d = await drain(o['drain-timeout']);
-    const m: Measured = { run, cpu, executedDuring, backlogAtEnd: after.pending, d, final2: await attemptCounts(appSql, tenantId), attempt };
+    const m: Measured = { run, cpu, executedDuring, backlogAtEnd: after.pending, d, final2: await attemptCounts(appSql, tenantId), attempt, evidence };
     process.stdout.write(
       `${fmt(run.confirm.rps)} confirms/s (p50 ${fmt(run.confirm.p50, 1)} ms, p99 ${fmt(run.confirm.p99, 1)} ms), ${fmt(run.create.rps)} creates/s; worker executed ${fmt(executedDuring / cpu.wallS)} attempts/s, backlog ${fmt(after.pending)} at the end, drained in ${fmt(d.seconds, 1)} s\n`,
     );
@@ -720,7 +727,7 @@ async function main(): Promise<number> {
     if (best !== m) process.stdout.write(`  keeping attempt ${best.attempt} (the least disturbed: ${disturbedWhy(best.cpu)})\n`);
     break;
   }
-  const { run, cpu, executedDuring, backlogAtEnd, d, final2 } = best;
+  const { run, cpu, executedDuring, backlogAtEnd, d, final2, evidence } = best;
   const runAttempts = best.attempt;
   const okConfirm = run.confirm.statuses['200'] ?? 0;
   for (const [s, n] of Object.entries(run.confirm.statuses)) if (s !== '200') failures.push(`confirm: ${n} x HTTP ${s}`);
@@ -841,6 +848,7 @@ async function main(): Promise<number> {
     `CPU per create+confirm pair (and its attempt's execution): ${cpuNames.map((n) => `${n} ${fmt(perPair(n), 2)} ms`).join(', ')}; whole machine ${fmt(totalPerPair, 2)} ms ` +
       `→ ${cpus().length} cores allow about ${fmt((cpus().length * 1000) / totalPerPair)} pairs/s (measured: ${fmt(okConfirm / run.durationS)}/s)`,
   );
+  out.push(pgEvidenceTables(evidence, pairs, 'payment (create+confirm+execute)'));
   const sc = cpu.syscalls;
   if (sc.api) out.push(`write syscalls per pair (Postgres and Redis sockets; uWS answers with send(), not counted): api ${fmt(sc.api.w / pairs, 1)}, worker ${sc.worker ? fmt(sc.worker.w / Math.max(1, executedDuring), 1) : 'n/a'} per executed attempt; read syscalls per pair: api ${fmt(sc.api.r / pairs, 1)}`);
   out.push(
@@ -870,7 +878,14 @@ async function main(): Promise<number> {
   if (o.json) {
     writeFileSync(
       o.json,
-      JSON.stringify({ machine: m, source: src, postgres: pg, quiet, options: o, pgbench: pgb, run, cpu, worker: { executedDuring, backlogAtEnd, drainS: d.seconds, attempts: final2 }, runAttempts, ratio, targets: { ratio: ratioOk, p99: p99Ok }, routing, profiles, failures }, null, 2) + '\n',
+      JSON.stringify({ headline: {
+        'confirm req/s': { value: run.confirm.rps, better: 'higher', unit: '/s' },
+        'confirm p99': { value: run.confirm.p99, better: 'lower', unit: 'ms' },
+        'Postgres CPU per payment (own backends)': { value: (1000 * evidence.backendCpuS) / Math.max(1, pairs), better: 'lower', unit: 'ms' },
+        'Postgres CPU per payment (all postgres processes)': { value: perPair('postgres'), better: 'lower', unit: 'ms' },
+        'WAL per payment': { value: evidence.totals.walBytes / Math.max(1, pairs), better: 'lower', unit: 'B' },
+        'machine CPU per payment': { value: totalPerPair, better: 'lower', unit: 'ms' },
+      }, machine: m, source: src, postgres: pg, quiet, options: o, pgbench: pgb, run, cpu, evidence, worker: { executedDuring, backlogAtEnd, drainS: d.seconds, attempts: final2 }, runAttempts, ratio, targets: { ratio: ratioOk, p99: p99Ok }, routing, profiles, failures }, null, 2) + '\n',
     );
   }
   return failures.length ? 1 : 0;

@@ -9,7 +9,7 @@ import postgres from 'postgres';
 import { Pool } from 'undici';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { Children, CpuSampler, dbUrl, dropDatabase, findProfile, fmt, here, latencyStats, machineInfo, monoUs, parseOptions, profileTables, sourceInfo, summarizeProfile, waitForQuiet } from './confirm-lib.js';
+import { appBench, Children, CpuSampler, dbUrl, dropDatabase, findProfile, fmt, here, latencyStats, machineInfo, monoUs, parseOptions, profileTables, sourceInfo, summarizeProfile, waitForQuiet } from './confirm-lib.js';
 import { construirIngreso, sellarComprobante } from '../formats/cfdi/comprobante.js';
 import { testCsd } from '../connectors/pac/test-csd.js';
 
@@ -34,7 +34,7 @@ async function main() {
   const quiet = await waitForQuiet('bench/invoices', opt['max-wait']);
   const url = dbUrl(dbName);
   const profDir = mkdtempSync(join(tmpdir(), 'orq-inv-prof-'));
-  const srv = await children.start<{ appPort: number; key: string; tenantId: string }>('orquesta', join(here, 'orquesta-server.js'), {
+  const srv = await children.start<{ appPort: number; key: string; tenantId: string }>('orquesta', appBench('orquesta-server.js'), {
     env: { ...process.env, DATABASE_URL: url },
     nodeArgs: opt.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
   });

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSql, ensureDatabase } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
-import { Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, fmt, here, latencyStats, machineInfo, mdTable, parseOptions, sourceInfo, waitForQuiet } from './confirm-lib.js';
+import { appBench, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, fmt, here, latencyStats, machineInfo, mdTable, parseOptions, sourceInfo, waitForQuiet } from './confirm-lib.js';
 
 const o = parseOptions<Record<string, number | boolean | string | undefined>>(process.argv.slice(2), {
   duration: { type: 'number', default: 10, min: 1, max: 120, help: 'seconds of the measured load' },
@@ -104,7 +104,7 @@ async function app() {
     ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: dbUrl(name), REDIS_PREFIX: prefix, ADMIN_KEY: adminKey, PORT: '0',
     SECRETS_KEY: randomBytes(32).toString('base64'), RATE_LIMIT_V1_PER_MIN: '1000000000', SEED_DEMO_TENANT: 'false',
   };
-  const api = await children.start<{ pid: number; port: number }>('api', join(here, 'confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
+  const api = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
   const base = `http://127.0.0.1:${api.info.port}`;
   const t = await (await fetch(`${base}/admin/tenants`, { method: 'POST', headers: { 'x-admin-key': adminKey, 'content-type': 'application/json' }, body: '{"name":"bench"}' })).json() as { id: string; api_keys: Array<{ key: string; livemode: boolean }> };
   const key = t.api_keys.find((k) => !k.livemode)!.key;

@@ -70,6 +70,7 @@ import {
   waitForQuiet,
   type CpuReport,
   type ProfileSummary,
+  appBench,
 } from './confirm-lib.js';
 
 const USAGE = 'npm run bench:webhooks -- [options]';
@@ -310,7 +311,7 @@ async function main(): Promise<number> {
   const startRole = async (role: 'api' | 'worker', profileDir?: string, perfMaps = false) => {
     const state = mkdtempSync(join(tmpdir(), `orq-bench-webhooks-${role}-`));
     states.push(state);
-    return children.start<{ pid: number; port: number }>(role, join(here, 'confirm-app.js'), {
+    return children.start<{ pid: number; port: number }>(role, appBench('confirm-app.js'), {
       env: { ...env, ROLE: role, STATE_DIR: state },
       // --perf-basic-prof: perf can name the JIT-compiled JavaScript functions (/tmp/perf-<pid>.map).
       nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...(perfMaps ? ['--perf-basic-prof'] : [])] : [],

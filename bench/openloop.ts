@@ -1,0 +1,279 @@
+// bench/openloop (npm run bench:openloop): confirms at a fixed offered rate, whatever the answers
+// (open loop: confirm i is sent at t0 + i/rate; its latency runs from that due time, so a slow
+// server is not hidden by a waiting client, unlike autocannon's closed loop). The app is the
+// default `npm start` process (ROLE all: API and worker in one process, dist/ops/main.js of the
+// build under test) on a scratch database and Redis prefix; only the v1 rate limit is raised.
+// Intents are created through the API before each rate (not measured). Per rate: p50/p90/p99/max,
+// the app's and Postgres's CPU, the worker's backlog drained before the next rate. Reports the
+// highest rate with p99 <= 50 ms. Stops after two rates whose p99 exceeds --stop-ms (saturated).
+// --invoice-rate N: meanwhile, N invoices/s (POST /v1/invoices, sim PAC) on charges seeded in SQL.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { Pool } from 'undici';
+import { ensureDatabase } from '../kernel/db.js';
+import { Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, fmt, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, waitForQuiet } from './confirm-lib.js';
+
+const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; 'keep-db': boolean; evidence: boolean; 'max-wait': number; json?: string }>(
+  process.argv.slice(2),
+  {
+    rates: { type: 'string', default: '25,50,75,100,125,150', help: 'offered confirms/s, one measured run each, in this order' },
+    duration: { type: 'number', default: 10, min: 2, max: 120, help: 'seconds per rate' },
+    warmup: { type: 'number', default: 3, min: 0, max: 30, help: 'seconds at the first rate before measuring (not reported)' },
+    'stop-ms': { type: 'number', default: 500, min: 50, max: 10_000, help: 'stop after two rates whose p99 exceeds this' },
+    'invoice-rate': { type: 'number', default: 0, min: 0, max: 500, help: 'invoices/s offered meanwhile (0: none)' },
+    'keep-db': { type: 'boolean', default: false, help: 'keep the scratch database (to EXPLAIN its statements afterwards); its name is printed' },
+    evidence: { type: 'boolean', default: true, help: 'pg_stat_statements and trigger time per rate (the last rate is printed)' },
+    'max-wait': { type: 'number', default: 30, min: 0, max: 3600, help: 'seconds to wait for a quiet machine before starting' },
+    json: { type: 'string', help: 'write the results as JSON here' },
+  },
+  'npm run bench:openloop -- [options]',
+);
+
+const children = new Children('bench/openloop');
+const appRoot = process.env.BENCH_APP_ROOT ?? join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+
+interface RateResult {
+  rate: number;
+  sent: number;
+  ok: number;
+  statuses: Record<string, number>;
+  errors: number;
+  achievedRps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  appCpuPct: number;
+  pgCpuMsPerConfirm: number;
+  machineBusyPct: number;
+  otherPct: number;
+  stealPct: number;
+  load: string;
+  drainS: number;
+  invoices?: { sent: number; ok: number; p99: number };
+}
+
+async function main(): Promise<number> {
+  const rates = o.rates.split(',').map(Number).filter((n) => n > 0);
+  const m = machineInfo();
+  const src = sourceInfo();
+  process.stdout.write(`bench/openloop: ${m.date}, node ${m.node}, ${m.nproc} CPUs, app ${process.env.BENCH_APP_ROOT ? `from ${appRoot}` : `this tree (${src.commit})`}; rates ${rates.join(', ')}/s x ${o.duration} s\n`);
+  const quiet = await waitForQuiet('bench/openloop', o['max-wait']);
+  if (quiet.warning) process.stdout.write(`WARNING: ${quiet.warning}\n`);
+
+  const hex = randomBytes(4).toString('hex');
+  const db = `orq_bench_openloop_${hex}`;
+  const prefix = `orq_bench_openloop_${hex}`;
+  const adminKey = `adm_bench_${randomBytes(16).toString('hex')}`;
+  const port = await freePort();
+  const state = mkdtempSync(join(tmpdir(), 'orq-openloop-'));
+  await ensureDatabase(dbUrl(db));
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: dbUrl(db), REDIS_PREFIX: prefix, ADMIN_KEY: adminKey, SEED_DEMO_TENANT: 'false', RATE_LIMIT_V1_PER_MIN: '1000000000', STATE_DIR: state };
+  delete env.ROLE;
+  const results: RateResult[] = [];
+  let evidence: Awaited<ReturnType<PgEvidence['stop']>> | undefined;
+  let evidenceRate = 0;
+  const failures: string[] = [];
+  const sql = postgres(dbUrl(db), { max: 2, onnotice: () => {} });
+  try {
+    // `npm start` runs dist/ops/main.js (after install/build/preflight, done by ops/bench.mjs).
+    const app = children.spawnPlain('app', [join(appRoot, 'dist', 'ops', 'main.js')], env, appRoot);
+    const base = `http://127.0.0.1:${port}`;
+    for (let i = 0; ; i++) {
+      const r = await fetch(`${base}/health/live`).catch(() => null);
+      if (r?.status === 200) break;
+      if (i > 300 || app.exitCode !== null) throw new Error(`the app did not serve /health/live within 60 s (exit ${app.exitCode})`);
+      await sleep(200);
+    }
+    const tr = await fetch(`${base}/admin/tenants`, { method: 'POST', headers: { 'x-admin-key': adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench-openloop' }) });
+    const tenant = (await tr.json()) as { id: string; api_keys: Array<{ key: string; livemode: boolean }> };
+    const key = tenant.api_keys?.find((k) => !k.livemode && k.key?.startsWith('sk_test_'))?.key;
+    if (!key) throw new Error(`tenant creation answered ${tr.status}`);
+    const pool = new Pool(base, { connections: 512, pipelining: 1, keepAliveTimeout: 60_000 });
+    const headers = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...extra });
+    const post = async (path: string, body: string) => {
+      const r = await pool.request({ method: 'POST', path, headers: headers(), body });
+      const text = await r.body.text();
+      return { status: r.statusCode, text };
+    };
+    const createIntents = async (n: number) => {
+      const ids: string[] = [];
+      const body = JSON.stringify({ amount_minor: 15000, currency: 'MXN', payment_method_types: ['card'] });
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (ids.length < n) {
+            const r = await post('/v1/payment_intents', body);
+            if (r.status !== 201) throw new Error(`create answered ${r.status}: ${r.text.slice(0, 200)}`);
+            ids.push(JSON.parse(r.text).id);
+          }
+        }),
+      );
+      return ids.slice(0, n);
+    };
+    const pending = async () => Number((await sql`select count(*)::int as n from attempts where status = 'pending'`)[0].n);
+    const drain = async () => {
+      const t0 = Date.now();
+      while ((await pending()) > 0 && Date.now() - t0 < 60_000) await sleep(200);
+      return (Date.now() - t0) / 1000;
+    };
+
+    // --invoice-rate: a fiscal profile and succeeded charges to invoice, seeded in SQL.
+    let invoiceCharges: string[] = [];
+    if (o['invoice-rate'] > 0) {
+      const r = await pool.request({ method: 'PUT', path: '/v1/fiscal_profile', headers: headers(), body: JSON.stringify({ rfc: 'AAA010101AAA', nombre: 'ACCEM SERVICIOS EMPRESARIALES SC', regimen_fiscal: '601', cp: '06600', pac_provider: 'sim' }) });
+      if (r.statusCode !== 200) throw new Error(`fiscal profile: ${r.statusCode} ${await r.body.text()}`);
+      await r.body.dump();
+      const n = Math.ceil(o['invoice-rate'] * (o.duration + o.warmup + 2) * rates.length);
+      const rows = Array.from({ length: n }, (_, i) => ({ id: randomUUID(), code: `I-${i.toString(36).toUpperCase().padStart(6, '0')}` }));
+      await sql`insert into payment_intents (id, tenant_id, livemode, amount_minor, tip_minor, currency, status, client_secret, receipt_code)
+        select x.id::uuid, ${tenant.id}, false, 11600, 0, 'MXN', 'succeeded', 'pi_secret_' || x.id, x.code from jsonb_to_recordset(${sql.json(rows)}) as x(id text, code text)`;
+      await sql`insert into attempts (id, tenant_id, livemode, payment_intent_id, status, connector_key, method, amount_minor, currency, provider_key)
+        select gen_random_uuid(), ${tenant.id}, false, x.id::uuid, 'captured', 'sim', 'card', 11600, 'MXN', 'bench_' || x.id from jsonb_to_recordset(${sql.json(rows)}) as x(id text)`;
+      invoiceCharges = rows.map((r) => r.id);
+    }
+    const receptor = { rfc: 'EKU9003173C9', nombre: 'ESCUELA KEMPER URGATE', uso_cfdi: 'G03', regimen_fiscal: '601', cp: '26015' };
+
+    /** Sends `bodies.length` requests at `rate`/s from now, each timed from its due time. */
+    const openLoop = async (rate: number, seconds: number, next: () => { path: string; body: string } | undefined) => {
+      const n = Math.round(rate * seconds);
+      const lat: number[] = [];
+      const statuses: Record<string, number> = {};
+      let errors = 0;
+      const inflight: Promise<void>[] = [];
+      const t0 = performance.now() + 5;
+      for (let i = 0; i < n; i++) {
+        const due = t0 + (i * 1000) / rate;
+        const wait = due - performance.now();
+        if (wait > 1) await sleep(wait);
+        const req = next();
+        if (!req) break;
+        inflight.push(
+          pool
+            .request({ method: 'POST', path: req.path, headers: headers(), body: req.body })
+            .then(async (r) => {
+              await r.body.dump();
+              lat.push(performance.now() - due);
+              statuses[r.statusCode] = (statuses[r.statusCode] ?? 0) + 1;
+            })
+            .catch(() => void errors++),
+        );
+      }
+      await Promise.all(inflight);
+      return { sent: inflight.length, lat, statuses, errors, wallS: (performance.now() - t0) / 1000 };
+    };
+    const confirmBody = JSON.stringify({ payment_method: 'card', payment_token: 'tok_sim_ok' });
+    const confirms = (ids: string[]) => () => {
+      const id = ids.shift();
+      return id ? { path: `/v1/payment_intents/${id}/confirm`, body: confirmBody } : undefined;
+    };
+    const invoices = () => {
+      const id = invoiceCharges.shift();
+      return id ? { path: '/v1/invoices', body: JSON.stringify({ payment_intent_id: id, receptor }) } : undefined;
+    };
+
+    if (o.warmup > 0) {
+      process.stdout.write(`warm-up ${o.warmup} s at ${rates[0]}/s… `);
+      await openLoop(rates[0], o.warmup, confirms(await createIntents(Math.round(rates[0] * o.warmup))));
+      process.stdout.write(`drained in ${fmt(await drain(), 1)} s\n`);
+    }
+    let over = 0;
+    for (const rate of rates) {
+      const ids = await createIntents(Math.round(rate * o.duration));
+      await drain();
+      const load = (await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ');
+      const ev = o.evidence ? await PgEvidence.start(db) : undefined;
+      const cpu = new CpuSampler({ app: app.pid, bench: process.pid }).start();
+      const inv = o['invoice-rate'] > 0 ? openLoop(o['invoice-rate'], o.duration, invoices) : undefined;
+      const r = await openLoop(rate, o.duration, confirms(ids));
+      const ir = await inv;
+      const c = cpu.stop();
+      const e = await ev?.stop();
+      const drainS = await drain();
+      const s = latencyStats(r.lat);
+      const ok = r.statuses['200'] ?? 0;
+      const res: RateResult = {
+        rate,
+        sent: r.sent,
+        ok,
+        statuses: r.statuses,
+        errors: r.errors,
+        achievedRps: ok / r.wallS,
+        p50: s.p50,
+        p90: s.p90,
+        p99: s.p99,
+        max: s.max,
+        appCpuPct: c.pct.app ?? 0,
+        pgCpuMsPerConfirm: e ? (1000 * e.backendCpuS) / Math.max(1, ok) : NaN,
+        machineBusyPct: c.machineBusyPct,
+        otherPct: c.otherPct,
+        stealPct: c.stealPct,
+        load,
+        drainS,
+      };
+      if (ir) res.invoices = { sent: ir.sent, ok: ir.statuses['201'] ?? ir.statuses['200'] ?? 0, p99: latencyStats(ir.lat).p99 };
+      results.push(res);
+      if (e) {
+        evidence = e;
+        evidenceRate = rate;
+      }
+      for (const [st, n] of Object.entries(r.statuses)) if (st !== '200') failures.push(`${rate}/s: ${n} confirms answered ${st}`);
+      if (r.errors) failures.push(`${rate}/s: ${r.errors} request errors`);
+      process.stdout.write(
+        `${rate}/s: sent ${r.sent}, ${ok} x 200, p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms, max ${fmt(s.max, 1)} ms; app CPU ${fmt(res.appCpuPct)}%, Postgres ${fmt(res.pgCpuMsPerConfirm, 2)} ms/payment, other ${fmt(c.otherPct)}%, steal ${fmt(c.stealPct)}% (load ${load}); drained ${fmt(drainS, 1)} s` +
+          (res.invoices ? `; invoices ${res.invoices.ok}/${res.invoices.sent} p99 ${fmt(res.invoices.p99, 1)} ms` : '') +
+          '\n',
+      );
+      if (s.p99 > o['stop-ms'] && ++over >= 2) break;
+    }
+    await pool.close();
+  } finally {
+    await sql.end({ timeout: 2 });
+    await children.stopAll();
+    if (o['keep-db']) process.stdout.write(`kept the database ${db}\n`);
+    else await dropDatabase(db).catch(() => {});
+    await deleteRedisPrefix(prefix).catch(() => {});
+    rmSync(state, { recursive: true, force: true });
+  }
+
+  const best = results.filter((r) => r.p99 <= 50 && r.ok === r.sent).reduce((a, r) => Math.max(a, r.rate), 0);
+  const at = (rate: number) => results.find((r) => r.rate === rate);
+  process.stdout.write(
+    '\n' +
+      mdTable(
+        ['offered /s', 'sent', '200', 'achieved /s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'app CPU', 'Postgres ms/payment', 'other', 'steal', 'load avg', ...(o['invoice-rate'] ? ['invoices ok/sent, p99 ms'] : [])],
+        results.map((r) => [r.rate, r.sent, r.ok, fmt(r.achievedRps), fmt(r.p50, 1), fmt(r.p90, 1), fmt(r.p99, 1), fmt(r.max, 1), `${fmt(r.appCpuPct)}%`, fmt(r.pgCpuMsPerConfirm, 2), `${fmt(r.otherPct)}%`, `${fmt(r.stealPct)}%`, r.load, ...(r.invoices ? [`${r.invoices.ok}/${r.invoices.sent}, ${fmt(r.invoices.p99, 1)}`] : [])]),
+      ) +
+      `\n\nhighest offered rate with p99 <= 50 ms (all 200): ${best || 'none'}/s; p99 at 100/s: ${at(100) ? fmt(at(100)!.p99, 1) + ' ms (target <= 25 ms)' : 'not measured'}\n`,
+  );
+  if (evidence) process.stdout.write(`\nPostgres evidence at ${evidenceRate}/s (confirms and their execution by the worker):\n\n${pgEvidenceTables(evidence, results.find((r) => r.rate === evidenceRate)!.ok, 'payment')}\n`);
+  if (failures.length) process.stdout.write(`\nFAILED CHECKS:\n${failures.map((f) => `  - ${f}`).join('\n')}\n`);
+  const headline: Record<string, { value: number; better: 'higher' | 'lower'; unit: string }> = { 'highest rate with p99 <= 50 ms': { value: best, better: 'higher', unit: '/s' } };
+  for (const r of results) headline[`p99 at ${r.rate}/s`] = { value: r.p99, better: 'lower', unit: 'ms' };
+  for (const r of results) headline[`Postgres CPU per payment at ${r.rate}/s`] = { value: r.pgCpuMsPerConfirm, better: 'lower', unit: 'ms' };
+  if (o.json) (await import('node:fs')).writeFileSync(o.json, JSON.stringify({ machine: m, source: src, appRoot, options: o, results, best, evidence, failures, headline }, null, 2) + '\n');
+  return failures.length ? 1 : 0;
+}
+
+process.stdout.on('error', () => {});
+let code = 1;
+try {
+  code = await main();
+} catch (e) {
+  process.stderr.write(`bench/openloop failed: ${(e as Error).stack ?? String(e)}\n`);
+} finally {
+  await children.stopAll();
+}
+process.exit(code);
