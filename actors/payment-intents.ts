@@ -45,6 +45,8 @@ export interface PaymentsDeps {
   savedMethod?: (tenantId: string, livemode: boolean, id: string) => Promise<{ connector: string; token: string; customerId: string; brand?: string }>;
   /** The tenant's routing table for a mode (actors/routing.ts); the router's default table without it. */
   routingTable?: (tenantId: string, livemode: boolean) => Promise<{ table: FeeTable; defaultKey?: string }>;
+  /** Whether an id names an active terminal of the tenant and mode (actors/terminals.ts; decisions.md §7). */
+  terminalActive?: (tenantId: string, livemode: boolean, id: string) => Promise<boolean>;
 }
 
 const RECEIPT_ALPHABET = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
@@ -150,6 +152,7 @@ export class PaymentIntents {
     const initial = initialState(paymentIntentMachine);
     // The customer must be the caller's (another tenant's id answers like an unknown one).
     if (body.customer_id) await this.assertCustomer(p, body.customer_id);
+    if (body.metadata?.terminal_id !== undefined) await this.assertTerminal(p, body.metadata.terminal_id, idem);
     // receipt_code is unique per tenant: draw again on the rare collision.
     for (let round = 0; ; round++) {
       const now = new Date();
@@ -234,6 +237,21 @@ export class PaymentIntents {
     if (!c) throw new ApiError('customer.not_found', `No customer ${customerId} exists for this key (customer_id).`);
   }
 
+  /**
+   * decisions.md §7: a charge naming no active terminal of the tenant is refused, one answer for an
+   * unknown, inactive or another tenant's terminal. The create route looks its Idempotency-Key up
+   * at commit: a repeat of a create that succeeded (its terminal deactivated since) is let through
+   * to the commit, which fails on the key's record and is answered with the stored 201.
+   */
+  private async assertTerminal(p: Pick<Principal, 'tenantId' | 'livemode'>, terminalId: string, idem?: IdempotencyHandle) {
+    if (this.d.terminalActive && (await this.d.terminalActive(p.tenantId, p.livemode, terminalId))) return;
+    if (idem) {
+      const [seen] = await this.d.sql`select 1 from idempotency_keys where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and key = ${idem.key}`;
+      if (seen) return;
+    }
+    throw new ApiError('payment_intent.terminal_not_active');
+  }
+
   // ---- caller commands (run in the API process) ----------------------------------------------
 
   async confirm(p: Scope, id: string, body: ConfirmBody, idem?: IdempotencyHandle) {
@@ -269,6 +287,12 @@ export class PaymentIntents {
     const intent = h.row;
     switch (cmd.kind) {
       case 'confirm': {
+        // The terminal may have been deactivated since the intent was created (decisions.md §7).
+        // Only where confirm could charge: an intent past it answers payment_intent.not_confirmable as before.
+        const terminalId = intent.metadata?.terminal_id;
+        if (terminalId !== undefined && (intent.status === 'requires_payment_method' || intent.status === 'requires_confirmation')) {
+          await this.assertTerminal({ tenantId: intent.tenant_id, livemode: intent.livemode }, terminalId);
+        }
         let method = cmd.body.payment_method!;
         let token = cmd.body.payment_token;
         let customerId: string | undefined;

@@ -16,6 +16,7 @@ import { CONNECT_ERRORS } from './errors/connect.js';
 import { BILLER_ERRORS } from './errors/billers.js';
 import { ROUTING_ERRORS } from './errors/routing.js';
 import { PORTAL_ERRORS } from './errors/portal.js';
+import { TERMINAL_ERRORS } from './errors/terminals.js';
 export type { ErrorSpec, ErrorType } from './errors/spec.js';
 
 export const ERROR_CATALOG = {
@@ -29,6 +30,7 @@ export const ERROR_CATALOG = {
   ...BILLER_ERRORS,
   ...ROUTING_ERRORS,
   ...PORTAL_ERRORS,
+  ...TERMINAL_ERRORS,
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -23,6 +23,7 @@ import { Refunds } from '../actors/refunds.js';
 import { Invoices } from '../actors/invoices.js';
 import { Receivables } from '../actors/receivables.js';
 import { PaymentMethods } from '../actors/payment-methods.js';
+import { Terminals } from '../actors/terminals.js';
 import { Router, SIM_B_FEES, SIM_FEES } from '../connectors/routing.js';
 import { Routing } from '../actors/routing.js';
 import { ConektaAcquirer } from '../connectors/card/conekta.js';
@@ -91,11 +92,13 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const secrets = resolveSecretBox(config);
   const routing: Routing = new Routing({ sql, readSql, router, secrets, publishedFees: { sim: SIM_FEES, sim_b: SIM_B_FEES } });
   const methods = new PaymentMethods({ sql, actor, router, log });
+  const terminals = new Terminals({ sql, actor });
   const payments = new PaymentIntents({
     sql, readSql, actor, router, log,
     enqueue: (j) => runtime.jobs.enqueue(j),
     savedMethod: (tenantId, livemode, id) => methods.chargeable(sql, tenantId, livemode, id),
     routingTable: (tenantId, livemode) => routing.tableFor(tenantId, livemode),
+    terminalActive: (tenantId, livemode, id) => terminals.isActive(tenantId, livemode, id),
   });
   const refunds = new Refunds({ sql, actor, router, log, refundSettled: (intentId, attemptId) => payments.refundSettled(intentId, attemptId) });
   const invoices = new Invoices({ sql, actor, log, secrets });
@@ -149,6 +152,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     methods,
     invoices,
     receivables,
+    terminals,
     testClock: new TestClock({ sql, log, webhooks, sweepTimers: (tenantId, suffix) => runtime.sweep({ tenantId, suffix }) }),
     secrets,
     onboarding: cx.onboarding,

@@ -25,6 +25,7 @@ import type { Routing } from '../actors/routing.js';
 import type { CardWebhooks } from '../actors/card-webhooks.js';
 import type { Signups } from '../actors/signups.js';
 import type { PortalAccounts } from '../actors/portal-accounts.js';
+import type { Terminals } from '../actors/terminals.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -70,4 +71,6 @@ export interface AppDeps {
   readonly portal: PortalAccounts;
   /** The portal's built files (dist/web/portal: ops/build-web.mjs), by name; undefined when absent. */
   readonly portalAsset: (name: string) => { body: Uint8Array; type: string } | undefined;
+  /** Terminals (card-present readers, counter CoDi devices): portal and operator administration. */
+  readonly terminals: Terminals;
 }

@@ -7,6 +7,7 @@ import { applicationResource, payoutResource } from './connect.js';
 import { creditNoteResource, invoicePaymentResource, invoiceResource } from './invoices.js';
 import { bagMovementResource } from './billers.js';
 import { receivableResource } from './receivables.js';
+import { TERMINAL_EVENTS } from './terminals.js';
 
 export interface EventSpec {
   readonly summary: string;
@@ -116,6 +117,7 @@ export const EVENT_CATALOG = {
   ...RECHARGE_EVENTS,
   ...CONNECT_EVENTS,
   ...RECEIVABLE_EVENTS,
+  ...TERMINAL_EVENTS,
 } as const satisfies Record<string, EventSpec>;
 
 export type EventType = keyof typeof EVENT_CATALOG;

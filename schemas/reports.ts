@@ -21,6 +21,7 @@ export const cashCutQuery = {
     to: { ...bound('to', 'Required.'), 'x-required-error-code': 'reports.invalid_period' },
     branch: { type: 'string', maxLength: 500, description: 'Exact match on `metadata.branch`; `by_branch` is then omitted.' },
     register: { type: 'string', maxLength: 500, description: 'Exact match on `metadata.register`.' },
+    terminal_id: { type: 'string', maxLength: 500, description: 'Exact match on `metadata.terminal_id`: the charges taken on one terminal (docs/terminals.md).' },
     currency,
   },
 } as const;
@@ -93,6 +94,7 @@ export const cashCutResource = {
     period_to: timestamp,
     branch: { type: 'string' },
     register: { type: 'string' },
+    terminal_id: { type: 'string', description: 'Present when the cut is filtered by terminal.' },
     by_method: { type: 'array', items: breakdownRow },
     by_connector: { type: 'array', items: breakdownRow },
     by_branch: { type: 'array', items: breakdownRow, description: 'Omitted when filtering by `branch`. Intents without `metadata.branch` are under `(sin sucursal)`.' },

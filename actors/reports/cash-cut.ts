@@ -1,5 +1,5 @@
 // The cash cut (spec: Resources > Reports, reporting.cash_cut): charges captured and refunds that
-// succeeded in [from, to), by method, connector and branch. It reads cash_facts (migration 0050):
+// succeeded in [from, to), by method, connector and branch (filtered by branch, register or terminal). It reads cash_facts (migration 0050):
 // one row per captured charge and per succeeded refund, written by the ledger trigger in the
 // posting's transaction and dated by the ledger entry, so the cut agrees with the books.
 import type { Sql } from '../../kernel/db.js';
@@ -13,6 +13,8 @@ export interface CashCutQuery {
   to?: string;
   branch?: string;
   register?: string;
+  /** Exact match on `metadata.terminal_id` (docs/terminals.md). */
+  terminal_id?: string;
   currency?: string;
 }
 
@@ -32,6 +34,7 @@ export interface CashCut {
   period_to: string;
   branch?: string;
   register?: string;
+  terminal_id?: string;
   by_method: CashCutRow[];
   by_connector: CashCutRow[];
   by_branch?: CashCutRow[];
@@ -47,6 +50,10 @@ export async function cashCut(deps: { readSql: Sql }, p: Principal, q: CashCutQu
   const sql = deps.readSql;
   const branch = q.branch !== undefined ? sql`and branch = ${q.branch}` : sql``;
   const register = q.register !== undefined ? sql`and register = ${q.register}` : sql``;
+  // cash_facts does not carry the terminal: the charges that named it (index payment_intents_terminal, migration 0150).
+  const terminal = q.terminal_id !== undefined
+    ? sql`and payment_intent_id in (select id from payment_intents where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and metadata ? 'terminal_id' and metadata->>'terminal_id' = ${q.terminal_id})`
+    : sql``;
   // One pass over the period's facts (index cash_facts_branch or cash_facts_period, index-only).
   const rows = await sql`
     select kind, method, connector_key, b as branch, grouping(method, connector_key, b) as g,
@@ -54,7 +61,7 @@ export async function cashCut(deps: { readSql: Sql }, p: Principal, q: CashCutQu
       from (select kind, method, connector_key, coalesce(branch, ${NO_BRANCH}) as b, amount_minor, tip_minor
               from cash_facts
              where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and currency = ${currency}
-               and occurred_at >= ${w.from.at} and occurred_at < ${w.to.at} ${branch} ${register}) f
+               and occurred_at >= ${w.from.at} and occurred_at < ${w.to.at} ${branch} ${register} ${terminal}) f
      group by grouping sets ((kind), (kind, method), (kind, connector_key), (kind, b))`;
   const by = { method: [] as CashCutRow[], connector: [] as CashCutRow[], branch: [] as CashCutRow[] };
   let totals = row('', 0, 0, 0);
@@ -84,6 +91,7 @@ export async function cashCut(deps: { readSql: Sql }, p: Principal, q: CashCutQu
     period_to: w.to.at.toISOString(),
     ...(q.branch !== undefined ? { branch: q.branch } : {}),
     ...(q.register !== undefined ? { register: q.register } : {}),
+    ...(q.terminal_id !== undefined ? { terminal_id: q.terminal_id } : {}),
     by_method: by.method.sort(byKey),
     by_connector: by.connector.sort(byKey),
     ...(q.branch === undefined ? { by_branch: by.branch.sort(byKey) } : {}),

@@ -33,6 +33,8 @@ import { testHelperRoutes } from './test-helpers.js';
 import { webhookRoutes } from './webhooks.js';
 import { portalRoutes } from './portal.js';
 import { portalApiRoutes } from './portal-api.js';
+import { terminalRoutes } from './terminals.js';
+import { operatorRoutes } from './operator.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [
@@ -65,6 +67,8 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
     ...signupRoutes,
     ...balanceRoutes,
     ...testHelperRoutes,
+    ...terminalRoutes,
+    ...operatorRoutes,
   ];
   // The merchant portal: its own routes, and every /v1 route again under /portal/api with a session (docs/portal.md).
   routes.push(...portalRoutes, ...portalApiRoutes(routes));

@@ -25,14 +25,16 @@ export const paymentIntentRoutes = [
     auth: 'api_key',
     scope: 'payments:write',
     idempotency: 'required',
-    // The create is one statement that includes the idempotency record, and its validation reads no stored state.
+    // The create is one statement that includes the idempotency record. Its checks of stored state
+    // (customer, terminal) let a repeat of a key already used through to that statement (actors/payment-intents.ts).
     idempotencyLookup: 'at_commit',
     body: createPaymentIntentBody,
     summary: 'Create a payment intent',
-    description: 'Answers 201 with the intent in `requires_payment_method`, a new `client_secret` and a `receipt_code` (`W-XXXXX`, unique per tenant). Creation is recorded in the intent history and is not dispatched as a webhook. `customer_id` (optional) ties the charge to one of this key\'s customers.',
+    description: 'Answers 201 with the intent in `requires_payment_method`, a new `client_secret` and a `receipt_code` (`W-XXXXX`, unique per tenant). Creation is recorded in the intent history and is not dispatched as a webhook. `customer_id` (optional) ties the charge to one of this key\'s customers. ' +
+      'A card-present or counter CoDi charge carries `metadata.terminal_id`: the id of an active terminal of this account (terminals are registered and activated in the portal); any other value answers `payment_intent.terminal_not_active`, the same answer for an unknown, inactive or another account\'s terminal.',
     tags: ['Payment intents'],
     responses: { 201: { description: 'The new intent', schema: paymentIntentResource } },
-    errors: ['customer.not_found'],
+    errors: ['customer.not_found', 'payment_intent.terminal_not_active'],
     handler: async (ctx) => ({ status: 201, body: await ctx.deps.payments.create(ctx.principal, ctx.body, ctx.idem) }),
   }),
   defineRoute<unknown, ListIntentsQuery>({
@@ -77,10 +79,11 @@ export const paymentIntentRoutes = [
       'Answers 200 with `status = processing` and the new attempt `pending`; the outcome arrives later (webhook or GET). ' +
       'A risk rule with action `review` answers 200 with a `risk_review` object instead, and the intent waits in `requires_confirmation` for the operator. ' +
       'A soft decline with attempts left (3 per intent) returns the intent to `requires_payment_method` for another confirm. ' +
-      '`return_url` (optional, as Stripe\'s): where the 3-D Secure page (`next_action.redirect_url`) sends the shopper back once the bank decided.',
+      '`return_url` (optional, as Stripe\'s): where the 3-D Secure page (`next_action.redirect_url`) sends the shopper back once the bank decided. ' +
+      'An intent whose `metadata.terminal_id` no longer names an active terminal of this account (deactivated since its creation) answers `payment_intent.terminal_not_active`.',
     tags: ['Payment intents'],
     responses: { 200: { description: 'The intent, processing, with its attempts (or a risk_review)', schema: { oneOf: [paymentIntentResource, riskReviewResource] } } },
-    errors: ['payment_intent.not_found', 'payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.concurrent_modification', 'payment_intent.blocked_by_risk', 'payment_method.not_found', 'payment_intent.invalid_return_url'],
+    errors: ['payment_intent.not_found', 'payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.concurrent_modification', 'payment_intent.blocked_by_risk', 'payment_method.not_found', 'payment_intent.invalid_return_url', 'payment_intent.terminal_not_active'],
     handler: async (ctx) => {
       const problem = confirmBodyProblem(ctx.body);
       if (problem) throw new ApiError('request.invalid_body', problem);

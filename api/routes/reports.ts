@@ -38,7 +38,7 @@ export const reportRoutes = [
     summary: 'Cash cut: charges and refunds of [from, to) by method, connector and branch',
     description:
       'Charges captured in [from, to) (by the time of their ledger entry; test mode: the test clock) with their tips, and the refunds that succeeded in it. ' +
-      '`branch`/`register` match `metadata.branch`/`metadata.register` exactly; `by_branch` groups by `metadata.branch` with `(sin sucursal)` for intents without one, and is omitted when filtering by `branch`. ' +
+      '`branch`/`register`/`terminal_id` match `metadata.branch`/`metadata.register`/`metadata.terminal_id` exactly (the charges of one terminal: docs/terminals.md); `by_branch` groups by `metadata.branch` with `(sin sucursal)` for intents without one, and is omitted when filtering by `branch`. ' +
       '`charged_minor` is the amount without tip; `total_minor` = charged + tip. A date is a day of the books (America/Mexico_City).',
     tags: ['Reports'],
     responses: { 200: { description: 'The cash cut', schema: cashCutResource } },
