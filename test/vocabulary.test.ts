@@ -24,6 +24,8 @@ import { rechargeMachine } from '../machines/recharge.js';
 import { rechargeResource, servicePaymentResource } from '../schemas/billers.js';
 import { receivableMachine } from '../machines/receivable.js';
 import { receivableResource } from '../schemas/receivables.js';
+import { terminalMachine } from '../machines/terminal.js';
+import { terminalResource } from '../schemas/terminals.js';
 
 interface Resource {
   name: string;
@@ -44,6 +46,7 @@ const RESOURCES: Resource[] = [
   { name: 'service_payment', machine: servicePaymentMachine, schema: servicePaymentResource as never, table: 'service_payments' },
   { name: 'recharge', machine: rechargeMachine, schema: rechargeResource as never, table: 'recharges' },
   { name: 'receivable', machine: receivableMachine, schema: receivableResource as never, table: 'receivables' },
+  { name: 'terminal', machine: terminalMachine, schema: terminalResource as never, table: 'terminals' },
 ];
 
 /** The values a `status in (…)` check constraint accepts. */
