@@ -30,6 +30,7 @@ import { renderPdf } from '../formats/cfdi/pdf.js';
 import { PAC_IS_LIVE, PacRegistry, type PacProvider } from '../connectors/pac/index.js';
 import { PacFault, pacErrorCode, type Pac } from '../connectors/pac/pac.js';
 import { issuerBySlug, issuerFor, type Issuer } from './fiscal-profile.js';
+import { cfdiPdf, cfdiXml, listCfdiDocuments, type CfdiListQuery } from './cfdi-documents.js';
 import {
   cancellationView,
   creditNoteView,
@@ -51,6 +52,8 @@ export type { InvoiceView, InvoicePaymentView };
 type Row = Record<string, any>;
 
 export const INVOICE_QUEUE = 'invoice';
+/** The unique indexes on a CFDI's UUID (migrations 0021, 0120). */
+const UUID_INDEXES = ['invoices_uuid', 'invoice_payments_rep_uuid', 'credit_notes_uuid'];
 
 /** The public projection of the self-invoice flow (no ids of the tenant's objects). */
 export const publicInvoiceView = (r: InvoiceRow) => ({
@@ -197,7 +200,7 @@ export class Invoices {
 
   /** The PAC's answer to a sealed CFDI (stamp, or status of one sent before), or the API error of an unknown outcome. */
   private async askPac(ctx: Ctx, xml: string, mode: 'stamp' | 'status'): Promise<PacAnswer | { kind: 'fault'; fault: PacFault }> {
-    const req = { xml, livemode: ctx.issuer.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, now: ctx.now };
+    const req = { xml, livemode: ctx.issuer.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, now: ctx.now, account: `${ctx.issuer.tenantId}:${ctx.issuer.livemode}` };
     try {
       const out = mode === 'stamp' ? await ctx.pac.stamp(req) : await ctx.pac.status(req);
       return out.kind === 'stamped' ? { kind: 'stamped', uuid: out.uuid, xml: out.xml } : out;
@@ -207,8 +210,17 @@ export class Invoices {
     }
   }
 
-  private step<R>(id: string, cmd: InvoiceCommand, idem?: IdempotencyHandle): Promise<R> {
-    return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, R>(this.def, undefined, id, cmd, { waitMs: 0, idem });
+  private step<R>(id: string, cmd: InvoiceCommand, idem?: IdempotencyHandle, known?: HydratedInvoice): Promise<R> {
+    return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, R>(this.def, undefined, id, cmd, { waitMs: 0, idem, known }).catch((e) => {
+      // A UUID the books already hold for another CFDI (a PAC that repeats one, two test tenants'
+      // identical documents before random UUIDs): recorded as the PAC's refusal, never a 500 nor a
+      // job retried forever by the reconciler.
+      const clash = UUID_INDEXES.includes((e as { constraint_name?: string }).constraint_name ?? '');
+      if (!clash || !('answer' in cmd) || cmd.answer.kind !== 'stamped') throw e;
+      const answer: PacAnswer = { kind: 'rejected', code: 'uuid_duplicate', message: `the PAC answered UUID ${cmd.answer.uuid}, which another CFDI already holds` };
+      this.d.log.warn('PAC answered a UUID already registered', { invoiceId: id, uuid: cmd.answer.uuid });
+      return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, R>(this.def, undefined, id, { ...cmd, answer } as InvoiceCommand, { waitMs: 0, idem, known });
+    });
   }
 
   /** Under the invoice's lock: settles every CFDI of the invoice still waiting for a lost PAC answer. */
@@ -343,7 +355,8 @@ export class Invoices {
       }
       // The row was just written under this lock: no need to read it again.
       const known: HydratedInvoice = { row, clockOffsetMs: p.livemode ? 0 : now.getTime() - at.getTime(), pendingPayments: [], pendingNotes: [] };
-      const done = await this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, InvoiceRow>(this.def, undefined, row.id, { kind: 'stamp', answer: a, respond: 201 }, { waitMs: 0, idem, known });
+      const done = await this.step<InvoiceRow>(row.id, { kind: 'stamp', answer: a, respond: 201 }, idem, known);
+      if (done.status === 'error') throw new ApiError('invoice.pac_error', `The CFDI of invoice ${row.id} was not recorded (now "error", not live): ${done.error_detail}`);
       if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the CFDI of invoice ${row.id} (now "error", not live): ${a.code} ${a.message}`);
       return done;
     }, false);
@@ -372,6 +385,21 @@ export class Invoices {
     const r = await this.get(p, id);
     this.stampedOrThrow(r);
     return { row: r, pdf: await renderPdf(r.xml!, { testMode: !r.livemode }) };
+  }
+
+  /** Every stamped CFDI (invoice, global, REP, credit note), newest first (actors/cfdi-documents.ts). */
+  listDocuments(p: Principal, q: CfdiListQuery) {
+    return listCfdiDocuments(this.sql, p, q);
+  }
+
+  /** The stamped XML of any CFDI of the tenant by its id (invoice, REP or credit note). */
+  documentXml(p: Principal, id: string) {
+    return cfdiXml(this.sql, p, id);
+  }
+
+  /** The PDF of any CFDI of the tenant by its id; a cancelled one is marked. */
+  documentPdf(p: Principal, id: string) {
+    return cfdiPdf(this.sql, p, id);
   }
 
   async listPayments(p: Principal, invoiceId: string): Promise<{ object: 'list'; data: InvoicePaymentView[] }> {
@@ -423,6 +451,7 @@ export class Invoices {
       const a = await this.askPac(ctx, sealed.xml, 'stamp');
       if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message}. Payment complement ${paymentId} stays pending; retry with the same Idempotency-Key.`);
       const done = await this.step<Row>(invoiceId, { kind: 'payment', paymentId, answer: a, respond: 201 }, idem);
+      if (done?.status === 'error' && a.kind === 'stamped') throw new ApiError('invoice.pac_error', `The payment complement was not recorded: ${done.error_detail ?? 'UUID already registered'}`);
       if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the payment complement: ${a.code} ${a.message}`);
       return { row: done, created: true };
     }, false);
@@ -455,6 +484,7 @@ export class Invoices {
       const a = await this.askPac(ctx, sealed.xml, 'stamp');
       if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message}. Credit note ${noteId} stays pending; retry with the same Idempotency-Key.`);
       const done = await this.step<Row>(invoiceId, { kind: 'credit', noteId, answer: a, respond: 200 }, idem);
+      if (done?.status === 'error' && a.kind === 'stamped') throw new ApiError('invoice.pac_error', `The credit note was not recorded: ${done.error_detail ?? 'UUID already registered'}`);
       if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the credit note: ${a.code} ${a.message}`);
       return done;
     }, false);

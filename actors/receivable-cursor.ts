@@ -23,27 +23,33 @@ function cursorKey(db: Sql): Promise<Buffer> {
   return k;
 }
 
-const mac = (key: Buffer, p: Who, body: string) => createHmac('sha256', key).update(`receivables\0${p.tenantId}\0${p.livemode ? 'live' : 'test'}\0${body}`).digest().subarray(0, 16);
+const macFor = (listing: string) => (key: Buffer, p: Who, body: string) => createHmac('sha256', key).update(`${listing}\0${p.tenantId}\0${p.livemode ? 'live' : 'test'}\0${body}`).digest().subarray(0, 16);
 
-export const receivableCursor = {
-  async sign(db: Sql, p: Who, pos: Pos): Promise<string> {
-    const body = Buffer.from(JSON.stringify(pos)).toString('base64url');
-    return `${body}.${mac(await cursorKey(db), p, body).toString('base64url')}`;
-  },
-  async read(db: Sql, p: Who, cursor: string): Promise<Pos> {
-    const bad = () => new ApiError('reports.invalid_cursor', 'The `cursor` is corrupt or belongs to another listing, account or mode: pass the `next_cursor` of the previous page exactly as received.');
-    const m = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{22})$/.exec(cursor);
-    if (!m) throw bad();
-    const given = Buffer.from(m[2]!, 'base64url');
-    const want = mac(await cursorKey(db), p, m[1]!);
-    if (given.length !== want.length || !timingSafeEqual(given, want)) throw bad();
-    let o: Pos;
-    try {
-      o = JSON.parse(Buffer.from(m[1]!, 'base64url').toString('utf8')) as Pos;
-    } catch {
-      throw bad();
-    }
-    if (!o || typeof o.c !== 'string' || typeof o.i !== 'string' || !/^[0-9a-f-]{36}$/.test(o.i) || !/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/.test(o.c)) throw bad();
-    return o;
-  },
+/** The same signed (created_at, id) cursor for another listing (its name is inside the MAC). */
+export const listCursor = (listing: string) => {
+  const mac = macFor(listing);
+  return {
+    async sign(db: Sql, p: Who, pos: Pos): Promise<string> {
+      const body = Buffer.from(JSON.stringify(pos)).toString('base64url');
+      return `${body}.${mac(await cursorKey(db), p, body).toString('base64url')}`;
+    },
+    async read(db: Sql, p: Who, cursor: string): Promise<Pos> {
+      const bad = () => new ApiError('reports.invalid_cursor', 'The `cursor` is corrupt or belongs to another listing, account or mode: pass the `next_cursor` of the previous page exactly as received.');
+      const m = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{22})$/.exec(cursor);
+      if (!m) throw bad();
+      const given = Buffer.from(m[2]!, 'base64url');
+      const want = mac(await cursorKey(db), p, m[1]!);
+      if (given.length !== want.length || !timingSafeEqual(given, want)) throw bad();
+      let o: Pos;
+      try {
+        o = JSON.parse(Buffer.from(m[1]!, 'base64url').toString('utf8')) as Pos;
+      } catch {
+        throw bad();
+      }
+      if (!o || typeof o.c !== 'string' || typeof o.i !== 'string' || !/^[0-9a-f-]{36}$/.test(o.i) || !/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/.test(o.c)) throw bad();
+      return o;
+    },
+  };
 };
+
+export const receivableCursor = listCursor('receivables');

@@ -291,3 +291,62 @@ export const autofacturaQuery = {
     format: { type: 'string', enum: ['xml', 'pdf'], default: 'pdf' },
   },
 } as const;
+
+/** GET /v1/invoices (issue 27): every stamped CFDI of the key's tenant and mode. */
+export const cfdiListQuery = {
+  type: 'object',
+  additionalProperties: false,
+  'x-error-code': 'invoice.invalid_body',
+  properties: {
+    kind: { type: 'string', enum: ['invoice', 'global', 'payment', 'credit_note'], 'x-error-code': 'invoice.invalid_body', description: '`invoice` (PUE/PPD ingreso, also a replacement), `global` (público en general), `payment` (REP, Pagos 2.0), `credit_note` (egreso).' },
+    status: { type: 'string', enum: ['stamped', 'cancel_pending', 'cancelled'], 'x-error-code': 'invoice.invalid_body', description: 'Live (`stamped`), cancellation awaiting the receptor, or cancelled.' },
+    customer: { ...uuid, 'x-error-code': 'invoice.invalid_body', description: 'A customer id: the CFDIs of charges of that customer (a credit note follows its invoice; a PPD invoice has no charge of its own: filter it by `receptor_rfc`).' },
+    receptor_rfc: { type: 'string', minLength: 12, maxLength: 13, 'x-error-code': 'invoice.invalid_body', description: 'The receptor\'s RFC (case-insensitive).' },
+    period: { type: 'string', pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', 'x-error-code': 'invoice.invalid_body', description: 'A month, `YYYY-MM`, of the CFDI\'s Fecha (Mexico City local time).' },
+    cursor: { type: 'string', maxLength: 600, 'x-error-code': 'reports.invalid_cursor', description: 'The `next_cursor` of the previous page, as received.' },
+    limit: { type: 'integer', minimum: 1, 'x-error-code': 'invoice.invalid_body', description: 'Default 20; values above 100 are clamped to 100.' },
+  },
+} as const;
+export type CfdiListQueryBody = FromSchema<typeof cfdiListQuery>;
+
+export const cfdiDocumentResource = {
+  type: 'object',
+  required: ['id', 'object', 'kind', 'tipo_de_comprobante', 'status', 'cancelled', 'invoice_id', 'uuid_fiscal', 'total_minor', 'currency', 'receptor_rfc', 'receptor_nombre', 'xml_url', 'pdf_url', 'livemode', 'created_at'],
+  properties: {
+    id: { ...uuid, description: 'The document\'s own id: the invoice\'s, the payment complement\'s or the credit note\'s. GET /v1/invoices/{id}/xml and /pdf take it.' },
+    object: { const: 'cfdi_document' },
+    kind: { type: 'string', enum: ['invoice', 'global', 'payment', 'credit_note'] },
+    tipo_de_comprobante: { type: 'string', enum: ['I', 'E', 'P'], description: 'SAT\'s TipoDeComprobante.' },
+    metodo_pago: { type: 'string', enum: ['PUE', 'PPD'], description: 'Invoices only.' },
+    status: { type: 'string', enum: ['stamped', 'cancel_pending', 'cancelled'] },
+    cancelled: { type: 'boolean', description: 'SAT cancelled it: still listed and downloadable, marked (the PDF says CFDI CANCELADO).' },
+    invoice_id: { ...uuid, description: 'The invoice it belongs to (its own id for an invoice).' },
+    uuid_fiscal: { type: 'string', description: 'Folio fiscal.' },
+    serie: { type: 'string' },
+    folio: { type: 'string' },
+    total_minor: { type: 'integer', description: 'Total (a REP: the amount paid, ImpPagado).' },
+    base_minor: { type: 'integer' },
+    iva_minor: { type: 'integer' },
+    currency: { type: 'string' },
+    receptor_rfc: { type: 'string' },
+    receptor_nombre: { type: 'string' },
+    payment_intent_id: uuid,
+    customer_id: uuid,
+    fecha: { type: 'string', description: 'The CFDI\'s Fecha as written in it (Mexico City local time, no offset).' },
+    xml_url: { type: 'string' },
+    pdf_url: { type: 'string' },
+    livemode: { type: 'boolean' },
+    created_at: timestamp,
+  },
+} as const;
+
+export const cfdiDocumentPage = {
+  type: 'object',
+  required: ['object', 'data', 'has_more'],
+  properties: {
+    object: { const: 'list' },
+    data: { type: 'array', items: cfdiDocumentResource },
+    has_more: { type: 'boolean' },
+    next_cursor: { type: 'string', description: 'Omitted when `has_more` is false.' },
+  },
+} as const;

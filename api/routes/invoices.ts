@@ -13,6 +13,9 @@ import {
   createPpdBody,
   creditNoteBody,
   creditNoteResource,
+  cfdiDocumentPage,
+  cfdiListQuery,
+  type CfdiListQueryBody,
   invoicePaymentList,
   invoicePaymentResource,
   invoiceResource,
@@ -34,7 +37,6 @@ import { defineRoute, type RouteDef } from '../route.js';
 const PAC_ERRORS = ['invoice.pac_error', 'invoice.pac_unreachable', 'invoice.pac_bad_response', 'invoice.pac_no_uuid', 'invoice.pac_credentials_missing', 'invoice.pac_credentials_incomplete', 'invoice.livemode_mismatch', 'invoice.fiscal_profile_missing', 'invoice.csd_missing', 'invoice.concurrent_modification'] as const;
 const xmlReply = (xml: string, name: string) => ({ status: 200, contentType: 'application/xml; charset=utf-8', text: xml, headers: { 'Content-Disposition': `attachment; filename="${name}.xml"` } });
 const pdfReply = (pdf: Buffer, name: string) => ({ status: 200, contentType: 'application/pdf', text: pdf as unknown as string, headers: { 'Content-Disposition': `attachment; filename="${name}.pdf"` } });
-const fileName = (r: { serie?: string | null; folio?: string | null; uuid_fiscal?: string | null }) => `${r.serie ?? 'F'}-${r.folio ?? ''}-${r.uuid_fiscal ?? ''}`;
 const html = (status: number, text: string) => ({ status, contentType: 'text/html', text, headers: { 'Content-Security-Policy': PAGE_CSP, 'Cache-Control': 'no-store' } });
 const asset = (file: string, type: string) => {
   let body: string | undefined;
@@ -85,6 +87,22 @@ export const invoiceRoutes: RouteDef[] = [
     errors: ['invoice.invalid_body', 'invoice.invalid_receptor', 'invoice.receptor_incoherente', 'invoice.invalid_currency', ...PAC_ERRORS],
     handler: async (ctx) => ({ status: 201, body: invoiceView(await ctx.deps.invoices.createPpd(ctx.principal, ctx.body, ctx.idem)) }),
   }),
+  defineRoute<unknown, CfdiListQueryBody>({
+    method: 'GET',
+    path: '/v1/invoices',
+    auth: 'api_key',
+    scope: 'invoices:write',
+    query: cfdiListQuery,
+    summary: 'List every stamped CFDI: invoices, global invoices, payment complements (REP) and credit notes',
+    description:
+      'Newest first. Each item is a `cfdi_document` with its own `id` (the invoice\'s, the REP\'s or the credit note\'s): GET /v1/invoices/{id}/xml and /pdf download any of them, so every CFDI can be delivered to its receptor as SAT requires. ' +
+      'A cancelled CFDI stays listed with `cancelled: true` (status `cancelled`; `cancel_pending` while the receptor has to accept). Not listed: `pending` and `error` (no stamp). ' +
+      'Filters: `kind`, `status`, `customer` (a customer id, through the charge), `receptor_rfc`, `period` (YYYY-MM of the CFDI\'s Fecha). Request `?cursor=<next_cursor>` while `has_more` is true; `limit` defaults to 20, clamped to 100; a changed or foreign cursor is `reports.invalid_cursor`.',
+    tags: ['Invoices'],
+    responses: { 200: { description: 'A page of CFDIs', schema: cfdiDocumentPage } },
+    errors: ['invoice.invalid_body', 'reports.invalid_cursor'],
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.invoices.listDocuments(ctx.principal, ctx.query) }),
+  }),
   defineRoute({
     method: 'GET',
     path: '/v1/invoices/{id}',
@@ -103,13 +121,15 @@ export const invoiceRoutes: RouteDef[] = [
     auth: 'api_key',
     scope: 'invoices:write',
     notFound: 'invoice.not_found',
-    summary: 'Download the stamped CFDI (XML with its TimbreFiscalDigital)',
+    summary: 'Download a stamped CFDI (XML with its TimbreFiscalDigital): an invoice, a payment complement or a credit note',
+    description: '`{id}` is any `cfdi_document` id of GET /v1/invoices: an invoice\'s, a payment complement\'s (`invoice_payment`) or a credit note\'s. A cancelled CFDI stays downloadable (header `Orquesta-Cfdi-Status: cancelled`).',
     tags: ['Invoices'],
     responses: { 200: { description: 'The CFDI', contentType: 'application/xml' } },
     errors: ['invoice.not_found', 'invoice.not_stamped'],
     handler: async (ctx) => {
-      const { row, xml } = await ctx.deps.invoices.xml(ctx.principal, ctx.params.id);
-      return xmlReply(xml, fileName(row));
+      const d = await ctx.deps.invoices.documentXml(ctx.principal, ctx.params.id);
+      const r = xmlReply(d.xml, d.name);
+      return { ...r, headers: { ...r.headers, 'Orquesta-Cfdi-Status': d.status } };
     },
   }),
   defineRoute({
@@ -119,13 +139,14 @@ export const invoiceRoutes: RouteDef[] = [
     scope: 'invoices:write',
     notFound: 'invoice.not_found',
     summary: 'Download the printed representation (PDF) of the stamped CFDI',
-    description: 'Issuer and receptor, concepts, taxes, importe con letra, sellos, the TFD cadena original and SAT\'s verification QR; test-mode documents say "SIN VALIDEZ FISCAL".',
+    description: 'Issuer and receptor, concepts, taxes, importe con letra, sellos, the TFD cadena original and SAT\'s verification QR; test-mode documents say "SIN VALIDEZ FISCAL". `{id}` is any `cfdi_document` id (invoice, payment complement, credit note); a cancelled CFDI says "CFDI CANCELADO" (header `Orquesta-Cfdi-Status`).',
     tags: ['Invoices'],
     responses: { 200: { description: 'The PDF', contentType: 'application/pdf' } },
     errors: ['invoice.not_found', 'invoice.not_stamped'],
     handler: async (ctx) => {
-      const { row, pdf } = await ctx.deps.invoices.pdf(ctx.principal, ctx.params.id);
-      return pdfReply(pdf, fileName(row));
+      const d = await ctx.deps.invoices.documentPdf(ctx.principal, ctx.params.id);
+      const r = pdfReply(d.pdf, d.name);
+      return { ...r, headers: { ...r.headers, 'Orquesta-Cfdi-Status': d.status } };
     },
   }),
   defineRoute<RegisterPaymentBody>({

@@ -16,6 +16,8 @@ export interface StampRequest {
   credentials: PacCredentials;
   /** The time the PAC would see (the tenant's clock in test mode). */
   now: Date;
+  /** Who sends (the tenant and mode): a PAC account. The sim keys its book of stamps on it. */
+  account?: string;
 }
 
 export interface Stamped {

@@ -14,12 +14,30 @@
 // motivo 01 without FolioSustitucion is rejected `SIM-207`; a sim built with `trustAllUuids: false`
 // (the conformance suite) rejects a UUID it never stamped with `SIM-205` (UUID no existe).
 //
-// The UUID is derived from the sealed document (sha-256, shaped as a version-4 UUID), so stamping the
-// same sealed bytes twice gives the same stamp, like a PAC's "already stamped" recovery; documents
-// differ in Fecha and Sello, so UUIDs never repeat in practice.
-import { createHash } from 'node:crypto';
+// What a real PAC refuses (SAT's Anexo 20 rules and the PAC's own checks; Finkok's codes, see
+// docs/invoices.md "What the sim PAC refuses"), the sim refuses too, before stamping:
+//   301        the XML does not match SAT's patterns: emisor/receptor Rfc, DomicilioFiscalReceptor,
+//              LugarExpedicion (cfdv40.xsd t_RFC, [0-9]{5}).
+//   303        "Sello no corresponde a emisor": the certificate's RFC (x500UniqueIdentifier) is not the
+//              Emisor's Rfc (Anexo 20: the CSD must belong to the emisor).
+//   CFDI40147  DomicilioFiscalReceptor not in SAT's c_CodigoPostal (00000 is no postal code).
+//   CFDI40145  a generic receptor (XAXX010101000 / XEXX010101000) not named PUBLICO EN GENERAL.
+//   CFDI40149  a generic receptor whose DomicilioFiscalReceptor is not the LugarExpedicion.
+//   CFDI40157  RegimenFiscalReceptor not a key of c_RegimenFiscal.
+//   CFDI40158  RegimenFiscalReceptor that does not apply to the receptor's kind of person.
+//   CFDI40161  UsoCFDI that does not apply to the receptor's person or régimen.
+//
+// UUIDs are random (decisions.md §5): two tenants sending byte-identical documents (same test CSD,
+// same folio, same second on a test clock) get two UUIDs. The sim keeps a book of what it stamped
+// per sender (`account`, else the PAC user; sha-256 of the sealed bytes → the stamp) so the same
+// sender's same bytes get the same stamp from `stamp` and `status`, like a PAC's "already stamped"
+// (307) recovery; a document it has no record of (another process, a restart) and would
+// stamp is stamped now with a new UUID, one it would refuse was never stamped.
+import { createHash, randomUUID } from 'node:crypto';
 import { cadenaOriginal } from '../../formats/cfdi/cadena.js';
-import { verificarSello } from '../../formats/cfdi/csd.js';
+import { readCertificate, verificarSello } from '../../formats/cfdi/csd.js';
+import { REGIMENES, USOS } from '../../formats/cfdi/catalogs.js';
+import { checkRfc, NOMBRE_PUBLICO_GENERAL } from '../../formats/cfdi/receptor.js';
 import { fechaLocal } from '../../formats/cfdi/comprobante.js';
 import { buscarTimbre, construirTimbre, insertarTimbre } from '../../formats/cfdi/tfd.js';
 import { NS, attr, escapeAttr, kid, localName, parseXml, serialize } from '../../formats/cfdi/xml.js';
@@ -35,12 +53,43 @@ export const SIM_TRIGGERS = {
 
 const reject = (code: string, message: string): StampOutcome => ({ kind: 'rejected', code, message });
 
-function uuidFrom(bytes: string): string {
-  const h = createHash('sha256').update(bytes).digest();
-  h[6] = (h[6]! & 0x0f) | 0x40;
-  h[8] = (h[8]! & 0x3f) | 0x80;
-  const x = h.subarray(0, 16).toString('hex').toUpperCase();
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+const digest = (bytes: string) => createHash('sha256').update(bytes).digest('base64');
+
+/** What SAT checks of the emisor and receptor before a PAC stamps (codes as Finkok answers them). */
+export function simChecks(doc: ReturnType<typeof parseXml>): { code: string; message: string } | undefined {
+  const emisor = kid(doc, NS.cfdi, 'Emisor');
+  const receptor = kid(doc, NS.cfdi, 'Receptor');
+  if (!emisor || !receptor) return { code: '705', message: 'XML estructura inválida: faltan Emisor o Receptor' };
+  const rfcE = attr(emisor, 'Rfc') ?? '';
+  if (!checkRfc(rfcE).ok) return { code: '301', message: `XML mal formado: Emisor Rfc "${rfcE}" no cumple el patrón de t_RFC` };
+  const lugar = attr(doc, 'LugarExpedicion') ?? '';
+  if (!/^\d{5}$/.test(lugar)) return { code: '301', message: `XML mal formado: LugarExpedicion "${lugar}" no cumple el patrón [0-9]{5}` };
+  let certRfc = '';
+  try {
+    certRfc = readCertificate(attr(doc, 'Certificado') ?? '').rfc;
+  } catch {
+    return { code: '308', message: 'Certificado no expedido por el SAT' };
+  }
+  if (certRfc.toUpperCase() !== rfcE.toUpperCase()) return { code: '303', message: `Sello no corresponde a emisor: el certificado es de ${certRfc}, el emisor es ${rfcE}` };
+  const rfcR = attr(receptor, 'Rfc') ?? '';
+  const r = checkRfc(rfcR);
+  if (!r.ok) return { code: '301', message: `XML mal formado: Receptor Rfc "${rfcR}" no cumple el patrón de t_RFC` };
+  const cp = attr(receptor, 'DomicilioFiscalReceptor') ?? '';
+  if (!/^\d{5}$/.test(cp)) return { code: '301', message: `XML mal formado: DomicilioFiscalReceptor "${cp}" no cumple el patrón [0-9]{5}` };
+  if (cp === '00000') return { code: 'CFDI40147', message: 'El campo DomicilioFiscalReceptor del receptor, debe encontrarse en la lista de RFC inscritos no cancelados en el SAT.' };
+  const nombre = attr(receptor, 'Nombre') ?? '';
+  const regimen = attr(receptor, 'RegimenFiscalReceptor') ?? '';
+  const uso = attr(receptor, 'UsoCFDI') ?? '';
+  if (r.generico) {
+    if (nombre !== NOMBRE_PUBLICO_GENERAL) return { code: 'CFDI40145', message: `El campo Nombre del receptor debe ser "${NOMBRE_PUBLICO_GENERAL}" con el RFC genérico ${r.rfc}.` };
+    if (cp !== lugar) return { code: 'CFDI40149', message: 'El campo DomicilioFiscalReceptor debe ser igual a LugarExpedicion cuando el RFC del receptor es genérico.' };
+  }
+  const reg = REGIMENES[regimen];
+  if (!reg) return { code: 'CFDI40157', message: `El campo RegimenFiscalReceptor "${regimen}" no contiene un valor del catálogo c_RegimenFiscal.` };
+  if (!reg[r.persona!]) return { code: 'CFDI40158', message: `El campo RegimenFiscalReceptor ${regimen} debe corresponder con el tipo de persona (${r.persona}).` };
+  const u = USOS[uso];
+  if (!u || !u[r.persona!] || !u.regimenes.includes(regimen)) return { code: 'CFDI40161', message: `El campo UsoCFDI ${uso} debe corresponder con el tipo de persona y el RegimenFiscalReceptor ${regimen}.` };
+  return undefined;
 }
 
 export class SimPac implements Pac {
@@ -48,6 +97,8 @@ export class SimPac implements Pac {
   readonly live = false;
   /** UUIDs this process stamped (cancellation answers `SIM-205` for others unless `trustAll`). */
   private readonly stamped = new Set<string>();
+  /** The book: sha-256 of the sealed bytes → the stamp given (bounded; the oldest go first). */
+  private readonly book = new Map<string, Stamped>();
 
   constructor(private readonly opts: { trustAllUuids?: boolean } = { trustAllUuids: true }) {}
 
@@ -72,20 +123,30 @@ export class SimPac implements Pac {
     const certificado = attr(doc, 'Certificado') ?? '';
     if (!sello || !certificado || !attr(doc, 'NoCertificado')) return reject('SIM-302', 'Sello mal formado o inválido: faltan Sello, NoCertificado o Certificado');
     if (!verificarSello(cadenaOriginal(doc), sello, certificado)) return reject('SIM-302', 'Sello mal formado o inválido: el Sello no corresponde a la cadena original con el Certificado');
+    const key = `${req.account ?? req.credentials.user ?? ''}\u0000${digest(req.xml)}`;
+    const again = this.book.get(key);
+    if (again) return again; // the same sender's same bytes: the stamp given (a PAC's 307 recovery)
+    const refused = simChecks(doc);
+    if (refused) return reject(refused.code, refused.message);
     const csd = testCsd(false);
-    const uuid = uuidFrom(req.xml);
+    const uuid = randomUUID().toUpperCase();
     const fechaTimbrado = fechaLocal(req.now);
     const tfd = construirTimbre({ uuid, fechaTimbrado, rfcProvCertif: TEST_CSD_RFC, selloCfd: sello, noCertificadoSat: csd.noCertificado }, csd.privateKey);
     insertarTimbre(doc, tfd);
     this.stamped.add(uuid);
-    return { kind: 'stamped', uuid, xml: serialize(doc), fechaTimbrado, noCertificadoSat: csd.noCertificado, selloSat: attr(tfd, 'SelloSAT')!, rfcProvCertif: TEST_CSD_RFC };
+    const out: Stamped = { kind: 'stamped', uuid, xml: serialize(doc), fechaTimbrado, noCertificadoSat: csd.noCertificado, selloSat: attr(tfd, 'SelloSAT')!, rfcProvCertif: TEST_CSD_RFC };
+    if (this.book.size >= 10_000) this.book.delete(this.book.keys().next().value!);
+    this.book.set(key, out);
+    return out;
   }
 
   /**
-   * The sim stamps deterministically, so it knows without a book: a document it would stamp is
-   * stamped (same UUID as `stamp` gives), one it would refuse or fail on was never stamped.
+   * The stamp it gave these bytes (its book); without a record, a document it would stamp is stamped
+   * now (a new random UUID), one it would refuse or fail on was never stamped.
    */
   async status(req: StampRequest): Promise<Stamped | { kind: 'not_stamped' }> {
+    const known = this.book.get(`${req.account ?? req.credentials.user ?? ''}\u0000${digest(req.xml)}`);
+    if (known) return known;
     try {
       const out = await this.stamp(req);
       return out.kind === 'stamped' ? out : { kind: 'not_stamped' };

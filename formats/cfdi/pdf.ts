@@ -74,6 +74,8 @@ const mono = (t: string): Content => ({ text: (t.match(new RegExp(`.{1,${MONO_CH
 export interface PdfOptions {
   /** Test-mode documents carry a visible "sin validez fiscal" mark. */
   testMode: boolean;
+  /** SAT cancelled it (or the cancellation awaits the receptor): a visible mark with the date/status. */
+  cancelled?: { status: 'cancelled' | 'cancel_pending'; at?: string };
 }
 
 /** Renders the stamped CFDI (XML text) as a PDF. */
@@ -174,6 +176,10 @@ async function definicion(doc: XmlElement, opts: PdfOptions): Promise<TDocumentD
 
   const global = kid(doc, NS.cfdi, 'InformacionGlobal');
   const content: Content[] = [];
+  if (opts.cancelled) {
+    const txt = opts.cancelled.status === 'cancelled' ? `CFDI CANCELADO ANTE EL SAT${opts.cancelled.at ? ` (${opts.cancelled.at})` : ''}` : 'CANCELACIÓN SOLICITADA — EN ESPERA DE LA ACEPTACIÓN DEL RECEPTOR';
+    content.push({ text: txt, color: '#b00020', bold: true, fontSize: 10, alignment: 'center', margin: [0, 0, 0, 6] });
+  }
   if (opts.testMode) {
     content.push({ text: 'DOCUMENTO DE PRUEBA — SIN VALIDEZ FISCAL (sellado con el CSD público de pruebas del SAT y timbrado por el PAC simulado)', color: '#b00020', bold: true, fontSize: 8, alignment: 'center', margin: [0, 0, 0, 6] });
   }
@@ -272,7 +278,7 @@ async function definicion(doc: XmlElement, opts: PdfOptions): Promise<TDocumentD
     pageMargins: [28, 28, 28, 36],
     defaultStyle: { font: 'Helvetica', fontSize: 8 },
     info: { title: `${nombreDoc} ${serieFolio} ${timbre.uuid}`, author: attr(emisor, 'Nombre') ?? '', subject: 'CFDI 4.0' },
-    ...(opts.testMode ? { watermark: { text: 'SIN VALIDEZ FISCAL', color: '#b00020', opacity: 0.08, bold: true } } : {}),
+    ...(opts.cancelled?.status === 'cancelled' ? { watermark: { text: 'CANCELADO', color: '#b00020', opacity: 0.12, bold: true } } : opts.testMode ? { watermark: { text: 'SIN VALIDEZ FISCAL', color: '#b00020', opacity: 0.08, bold: true } } : {}),
     footer: (page: number, pages: number) => ({
       columns: [
         { text: 'Este documento es una representación impresa de un CFDI versión 4.0', fontSize: 7, color: GRIS },
