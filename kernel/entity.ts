@@ -28,7 +28,7 @@ import { appendEvent } from './outbox.js';
 import type { JobRegistry, JobRequest } from './jobs.js';
 import type { Reactions } from './reactions.js';
 import type { Timers } from './timers.js';
-import { ATTR, inSpan, SpanKind } from './tracing.js';
+import { activeTraceId, ATTR, inSpan, SpanKind } from './tracing.js';
 
 /** The columns every entity row has. */
 export interface EntityRow {
@@ -245,6 +245,8 @@ export class EntityActor {
         from_status: creating ? null : row.status,
         to_status: toStatus,
         data: h.data === undefined ? null : sql.json(h.data as never),
+        // The trace of the step (null with tracing off): operators follow it from the object (docs/operator.md).
+        trace_id: activeTraceId(),
         ...(def.history ? {} : { entity_kind: def.kind }),
       };
     };

@@ -3,7 +3,7 @@
 // kind (`<kind>-{shard}`), the sweeper that fires due timers by their tenant's clock, the reconciler
 // loop that re-enqueues what Postgres shows pending, and the repeatable jobs. The sweeper and the
 // reconciler depend on Postgres only, so they survive a flushed Redis.
-import { Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Capability, Reconciler, Schedule } from './capability.js';
 import type { Sql } from './db.js';
@@ -15,7 +15,8 @@ import type { Metrics } from './metrics.js';
 import { queueName, type Queues } from './queues.js';
 import { Reactions } from './reactions.js';
 import { Timers } from './timers.js';
-import { ATTR, extractTrace, inSpan, SpanKind, type Carrier } from './tracing.js';
+import { activeTraceId, ATTR, extractTrace, inSpan, SpanKind, type Carrier } from './tracing.js';
+import type { JobHistory } from './job-history.js';
 
 export interface RuntimeDeps {
   sql: Sql;
@@ -26,6 +27,8 @@ export interface RuntimeDeps {
   lockMs: number;
   /** Called after a commit that wrote outbox events. */
   onEvents?: () => void;
+  /** Where each job run (attempt, outcome, error, trace) is recorded for operators (kernel/job-history.ts). */
+  jobHistory?: JobHistory;
 }
 
 export interface WorkerSettings {
@@ -113,7 +116,7 @@ export class Runtime {
     for (const kind of this.jobs.queueKinds()) {
       for (let shard = 0; shard < this.d.queues.shardsOf(kind); shard++) {
         const name = queueName(kind, shard);
-        const w = new Worker(name, traced(name, kind, this.jobs.processor(kind), s.metrics), {
+        const w = new Worker(name, traced(name, kind, this.jobs.processor(kind), s.metrics, this.d.jobHistory), {
           prefix: s.prefix,
           connection: conn(),
           concurrency: s.concurrency,
@@ -163,21 +166,39 @@ export class Runtime {
 }
 
 /** A job runs in a consumer span that continues the trace of whoever enqueued it, and is measured. */
-function traced(queue: string, kind: string, fn: (job: Job) => Promise<unknown>, metrics?: Pick<Metrics, 'jobDuration' | 'jobWait'>) {
+function traced(queue: string, kind: string, fn: (job: Job) => Promise<unknown>, metrics?: Pick<Metrics, 'jobDuration' | 'jobWait'>, history?: JobHistory) {
   return async (job: Job) => {
     const started = Date.now();
     metrics?.jobWait.observe({ queue: kind, name: job.name }, Math.max(0, started - job.timestamp - (job.delay ?? 0)) / 1000);
     let result = 'ok';
+    let error: unknown;
+    let traceId: string | null = null;
     try {
-      return await inSpan(`job ${job.name}`, { [ATTR.jobName]: job.name, [ATTR.queue]: queue, [ATTR.jobId]: String(job.id) }, () => fn(job), {
+      return await inSpan(`job ${job.name}`, { [ATTR.jobName]: job.name, [ATTR.queue]: queue, [ATTR.jobId]: String(job.id) }, () => {
+        traceId = activeTraceId();
+        return fn(job);
+      }, {
         parent: extractTrace((job.data as { _trace?: Carrier })?._trace),
         kind: SpanKind.CONSUMER,
       });
     } catch (e) {
       result = 'error';
+      error = e;
       throw e;
     } finally {
-      metrics?.jobDuration.observe({ queue: kind, name: job.name, result }, (Date.now() - started) / 1000);
+      const ms = Date.now() - started;
+      metrics?.jobDuration.observe({ queue: kind, name: job.name, result }, ms / 1000);
+      if (history) {
+        const max = job.opts.attempts ?? 1;
+        const attempt = job.attemptsMade + 1;
+        const final = error instanceof UnrecoverableError || attempt >= max;
+        history.record(job.data, {
+          job_id: String(job.id), queue, name: job.name, attempt, max_attempts: max, started_at: new Date(started).toISOString(), duration_ms: ms,
+          outcome: result === 'ok' ? 'completed' : final ? 'failed' : 'retrying',
+          ...(error !== undefined ? { error: String((error as Error)?.message ?? error).slice(0, 500) } : {}),
+          ...(traceId ? { trace_id: traceId } : {}),
+        });
+      }
     }
   };
 }

@@ -2,7 +2,7 @@
 // (`_trace`), in outbox rows (`traceparent`) and in a `traceparent` header on webhook deliveries,
 // so one trace runs request → job → transition → connector → delivery. Attribute values never carry
 // keys, secrets, CLABEs, phone numbers or card tokens.
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, isSpanContextValid, propagation, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 
 export const tracer = trace.getTracer('orquesta');
 
@@ -58,6 +58,12 @@ export async function inSpan<T>(name: string, attrs: Attributes, fn: (span: Span
   } finally {
     span.end();
   }
+}
+
+/** The trace id of the active span, or null when there is none (tracing off: no SDK, no exporter). */
+export function activeTraceId(): string | null {
+  const sc = trace.getActiveSpan()?.spanContext();
+  return sc && isSpanContextValid(sc) ? sc.traceId : null;
 }
 
 export { SpanKind };

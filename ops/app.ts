@@ -24,6 +24,7 @@ import { Invoices } from '../actors/invoices.js';
 import { Receivables } from '../actors/receivables.js';
 import { PaymentMethods } from '../actors/payment-methods.js';
 import { Terminals } from '../actors/terminals.js';
+import { JobHistory } from '../kernel/job-history.js';
 import { Router, SIM_B_FEES, SIM_FEES } from '../connectors/routing.js';
 import { Routing } from '../actors/routing.js';
 import { ConektaAcquirer } from '../connectors/card/conekta.js';
@@ -75,8 +76,9 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const metrics = createMetrics();
   // The runtime every capability is installed into: jobs, timers, reactions, the entity actor.
   // After a commit that wrote outbox events, the webhook relay is woken at once (kernel/outbox.ts).
+  const jobHistory = new JobHistory(redis, config.redisPrefix, { max: 50, ttlSeconds: config.jobHistoryHours * 3600 });
   const runtime = new Runtime({
-    sql, queues, locks: new EntityLocks(redis, config.redisPrefix, metrics), log, lockMs: config.entityLockMs,
+    sql, queues, locks: new EntityLocks(redis, config.redisPrefix, metrics), log, lockMs: config.entityLockMs, jobHistory,
     onEvents: () => wakeRelay(redis, config.redisPrefix),
   });
   const actor = runtime.actor;
@@ -153,6 +155,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     invoices,
     receivables,
     terminals,
+    jobHistory,
     testClock: new TestClock({ sql, log, webhooks, sweepTimers: (tenantId, suffix) => runtime.sweep({ tenantId, suffix }) }),
     secrets,
     onboarding: cx.onboarding,

@@ -31,6 +31,10 @@ export interface Config {
   readonly role: Role;
   readonly otelEndpoint?: string;
   readonly otelTracesExporter?: string;
+  /** Link of a trace for operators, `{trace_id}` replaced (e.g. a Jaeger UI: `http://localhost:16686/trace/{trace_id}`); unset = ids only. */
+  readonly traceUrlTemplate?: string;
+  /** Hours each entity's job history (every run of its jobs: attempts, errors) is kept in Redis; 0 keeps none. */
+  readonly jobHistoryHours: number;
   readonly stateDir: string;
   readonly bodyLimitBytes: number;
   readonly shutdownTimeoutMs: number;
@@ -99,6 +103,8 @@ const schema = {
     role: { enum: ['api', 'worker', 'all'] },
     otelEndpoint: { type: 'string', minLength: 1 },
     otelTracesExporter: { type: 'string', minLength: 1 },
+    traceUrlTemplate: { type: 'string', pattern: '^https?://.*\\{trace_id\\}' },
+    jobHistoryHours: { type: 'integer', minimum: 0, maximum: 8760 },
     stateDir: { type: 'string', minLength: 1 },
     bodyLimitBytes: { type: 'integer', minimum: 1024 },
     shutdownTimeoutMs: { type: 'integer', minimum: 0 },
@@ -200,6 +206,8 @@ export function loadConfig(env: Env = process.env): Config {
     role: opt(env, 'ROLE') ?? 'all',
     otelEndpoint: opt(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     otelTracesExporter: opt(env, 'OTEL_TRACES_EXPORTER'),
+    traceUrlTemplate: opt(env, 'TRACE_URL_TEMPLATE'),
+    jobHistoryHours: int(env, 'JOB_HISTORY_HOURS', 72),
     stateDir: opt(env, 'STATE_DIR') ?? '.orquesta',
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000),

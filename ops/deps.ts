@@ -26,6 +26,7 @@ import type { CardWebhooks } from '../actors/card-webhooks.js';
 import type { Signups } from '../actors/signups.js';
 import type { PortalAccounts } from '../actors/portal-accounts.js';
 import type { Terminals } from '../actors/terminals.js';
+import type { JobHistory } from '../kernel/job-history.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -73,4 +74,6 @@ export interface AppDeps {
   readonly portalAsset: (name: string) => { body: Uint8Array; type: string } | undefined;
   /** Terminals (card-present readers, counter CoDi devices): portal and operator administration. */
   readonly terminals: Terminals;
+  /** Each job run (attempt, outcome, error, trace) per entity, for operators (kernel/job-history.ts). */
+  readonly jobHistory: JobHistory;
 }

@@ -57,3 +57,45 @@ export const auditList = {
   required: ['object', 'data', 'has_more'],
   properties: { object: { const: 'list' }, data: { type: 'array', items: auditEntryResource }, has_more: { type: 'boolean' }, next_cursor: { type: 'string' } },
 } as const;
+
+const traceLink = {
+  trace_id: { type: 'string', description: 'The OpenTelemetry trace id (absent when tracing was off).' },
+  trace_url: { type: 'string', description: 'The trace in the tracing UI, from TRACE_URL_TEMPLATE (absent when unset).' },
+} as const;
+
+export const inspectionResource = {
+  type: 'object',
+  required: ['object', 'kind', 'id', 'livemode', 'status', 'created_at', 'steps', 'jobs', 'traces', 'job_history'],
+  properties: {
+    object: { const: 'inspection' },
+    kind: { enum: ['payment_intent', 'refund', 'payout', 'invoice'] },
+    id: uuid,
+    livemode: { type: 'boolean' },
+    status: { type: 'string' },
+    created_at: timestamp,
+    steps: {
+      type: 'array',
+      description: 'Every change of the object, oldest first, with the trace of the request or job that made it.',
+      items: { type: 'object', required: ['at', 'event', 'to_status'], properties: { at: timestamp, event: { type: 'string' }, from_status: { type: 'string' }, to_status: { type: 'string' }, ...traceLink } },
+    },
+    jobs: {
+      type: 'array',
+      description: 'Each run of each job that named the object (for an intent, also its attempts), oldest first.',
+      items: {
+        type: 'object',
+        required: ['job_id', 'queue', 'name', 'attempt', 'max_attempts', 'started_at', 'duration_ms', 'outcome'],
+        properties: {
+          job_id: { type: 'string' }, queue: { type: 'string' }, name: { type: 'string' },
+          attempt: { type: 'integer', description: '1 for the first run.' }, max_attempts: { type: 'integer' },
+          started_at: timestamp, duration_ms: { type: 'integer' },
+          outcome: { enum: ['completed', 'retrying', 'failed'] },
+          error: { type: 'string' },
+          ...traceLink,
+        },
+      },
+    },
+    traces: { type: 'array', items: { type: 'object', required: ['trace_id'], properties: traceLink } },
+    job_history: { enum: ['recorded', 'off'], description: '`off` when JOB_HISTORY_HOURS is 0.' },
+    trace_links: { type: 'string', description: 'Present when TRACE_URL_TEMPLATE is unset.' },
+  },
+} as const;

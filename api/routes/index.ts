@@ -34,7 +34,7 @@ import { webhookRoutes } from './webhooks.js';
 import { portalRoutes } from './portal.js';
 import { portalApiRoutes } from './portal-api.js';
 import { terminalRoutes } from './terminals.js';
-import { operatorRoutes } from './operator.js';
+import { inspectRoutes, operatorRoutes } from './operator.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [
@@ -69,6 +69,7 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
     ...testHelperRoutes,
     ...terminalRoutes,
     ...operatorRoutes,
+    ...inspectRoutes,
   ];
   // The merchant portal: its own routes, and every /v1 route again under /portal/api with a session (docs/portal.md).
   routes.push(...portalRoutes, ...portalApiRoutes(routes));

@@ -1,6 +1,8 @@
-// The operators' audit log (docs/operator.md), behind X-Admin-Key: read a page, or export it all.
+// The operator's reads (docs/operator.md), behind X-Admin-Key: the audit log (a page, or an export),
+// and an object's steps with their traces and its job history.
 import { exportAudit, listAudit } from '../../actors/audit.js';
-import { auditExportQuery, auditList, auditQuery, type AuditExportParams, type AuditQueryParams } from '../../schemas/operator.js';
+import { inspect, INSPECT_KINDS } from '../../actors/inspect.js';
+import { auditExportQuery, auditList, auditQuery, inspectionResource, type AuditExportParams, type AuditQueryParams } from '../../schemas/operator.js';
 import { defineRoute } from '../route.js';
 
 export const operatorRoutes = [
@@ -39,3 +41,23 @@ export const operatorRoutes = [
     },
   }),
 ];
+
+export const inspectRoutes = INSPECT_KINDS.map((kind) =>
+  defineRoute({
+    method: 'GET',
+    path: `/admin/tenants/{tenantId}/inspect/${kind}s/{id}`,
+    auth: 'admin',
+    notFound: `${kind}.not_found` as const,
+    summary: `A ${kind.replace('_', ' ')}'s steps with their trace ids and links, and its job history`,
+    description:
+      'Each step (history) with the OpenTelemetry trace id of the request or job that made it and, when TRACE_URL_TEMPLATE is set, a link to it; ' +
+      'each run of each job that named the object (attempt, outcome, error, trace), kept JOB_HISTORY_HOURS.' + (kind === 'payment_intent' ? ' Includes the jobs of its attempts.' : ''),
+    tags: ['Operator'],
+    responses: { 200: { description: 'The inspection', schema: inspectionResource } },
+    errors: [`${kind}.not_found` as const],
+    handler: async (ctx) => ({
+      status: 200,
+      body: await inspect({ sql: ctx.deps.sql, jobHistory: ctx.deps.jobHistory, traceUrlTemplate: ctx.deps.config.traceUrlTemplate }, ctx.params.tenantId, kind, ctx.params.id),
+    }),
+  }),
+);

@@ -1,0 +1,75 @@
+// Job history for operators (docs/operator.md): every run of a declared job (each BullMQ attempt)
+// is appended to a capped, expiring Redis list per entity the job names (each uuid in its data:
+// the intent and its attempt, the refund, the payout, the invoice), with its outcome, error and
+// trace id. BullMQ itself keeps no finished job (removeOnComplete/removeOnFail: Postgres is the
+// truth and the reconcilers rebuild lost work), so this is the only record of attempts and
+// errors. Appending is fire-and-forget after the run: it never delays or fails a job.
+import type { Redis } from 'ioredis';
+
+export interface JobRun {
+  job_id: string;
+  queue: string;
+  name: string;
+  /** 1 for the first run of the job. */
+  attempt: number;
+  /** How many runs BullMQ allows. */
+  max_attempts: number;
+  started_at: string;
+  duration_ms: number;
+  /** completed; retrying (failed, BullMQ runs it again); failed (no run left, or unrecoverable). */
+  outcome: 'completed' | 'retrying' | 'failed';
+  error?: string;
+  trace_id?: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The entity ids a job's data names (each uuid-valued field), at most 4. */
+export function entitiesOf(data: unknown): string[] {
+  if (!data || typeof data !== 'object') return [];
+  const out = new Set<string>();
+  for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
+    if (k !== '_trace' && typeof v === 'string' && UUID.test(v)) out.add(v.toLowerCase());
+    if (out.size >= 4) break;
+  }
+  return [...out];
+}
+
+export class JobHistory {
+  constructor(
+    private redis: Redis,
+    private prefix: string,
+    /** Entries kept per entity, and for how long after the last one (0 disables the history). */
+    private opts: { max: number; ttlSeconds: number },
+  ) {}
+
+  private key(entityId: string) {
+    return `${this.prefix}:jobhist:${entityId}`;
+  }
+
+  get enabled() {
+    return this.opts.ttlSeconds > 0 && this.opts.max > 0;
+  }
+
+  /** Appends a run under every entity its data names. Never throws; never awaited by the job. */
+  record(data: unknown, run: JobRun): void {
+    if (!this.enabled) return;
+    const ids = entitiesOf(data);
+    if (!ids.length) return;
+    const entry = JSON.stringify(run);
+    const p = this.redis.multi();
+    for (const id of ids) {
+      p.lpush(this.key(id), entry);
+      p.ltrim(this.key(id), 0, this.opts.max - 1);
+      p.expire(this.key(id), this.opts.ttlSeconds);
+    }
+    p.exec().catch(() => {});
+  }
+
+  /** The runs recorded for an entity, oldest first. */
+  async of(entityId: string): Promise<JobRun[]> {
+    if (!UUID.test(entityId)) return [];
+    const raw = await this.redis.lrange(this.key(entityId.toLowerCase()), 0, -1);
+    return raw.reverse().map((s) => JSON.parse(s) as JobRun);
+  }
+}
