@@ -32,6 +32,8 @@ t.test('the compose file parses and has the promised shape', async (t) => {
   t.ok(s.api.deploy.replicas >= 2 && s.worker.deploy.replicas >= 2, 'N API and M worker replicas');
   t.match(s.api.environment.REPLICA_DATABASE_URL, /postgres-replica/, 'the API knows the replica (/health/replication)');
   t.match(s.api.environment.OTEL_EXPORTER_OTLP_ENDPOINT, /otel-collector/);
+  t.equal(s.api.environment.TRACE_URL_TEMPLATE, 'http://localhost:16686/trace/{trace_id}', 'operators link traces to the Jaeger UI the file publishes');
+  t.same(s.jaeger.ports, ['16686:16686']);
   t.ok(s.redis.command.includes('noeviction') && s.redis.command.includes('--appendonly'), 'Redis: noeviction and AOF');
   t.ok(s.postgres.command.includes('wal_level=replica'), 'the primary streams WAL');
   // Every file the services mount exists.
