@@ -74,8 +74,9 @@ export class KeyStore {
     if (hit && hit.until > now) principal = hit.principal;
     else {
       const rows = await this.sql`
-        -- the live (not revoked) key with this hash
-        select id, tenant_id, livemode, scopes from api_keys where key_hash = ${hash} and revoked_at is null`;
+        -- the live (not revoked) key with this hash, of a tenant that is not suspended (docs/operator.md)
+        select k.id, k.tenant_id, k.livemode, k.scopes from api_keys k join tenants t on t.id = k.tenant_id
+         where k.key_hash = ${hash} and k.revoked_at is null and t.suspended_at is null`;
       principal = rows.length
         ? Object.freeze({ keyId: rows[0].id as string, tenantId: rows[0].tenant_id as string, livemode: rows[0].livemode as boolean, scopes: Object.freeze(rows[0].scopes as string[]) })
         : null;
@@ -84,6 +85,23 @@ export class KeyStore {
     }
     if (!principal) throw new ApiError('api_key.missing_or_invalid');
     return principal;
+  }
+
+  /**
+   * Called after a tenant's suspension (or release) committed: its keys answer 401 at once on every
+   * process (the revoked set the rate limiter checks, and cached records dropped), or stop doing so.
+   * A process that cached the refusal during the suspension serves the key again within KEY_CACHE_SECONDS.
+   */
+  async announceSuspension(keyIds: readonly string[], suspended: boolean): Promise<void> {
+    if (!keyIds.length) return;
+    for (const k of keyIds) this.forgetKeyId(k);
+    // Refusals cached during the suspension carry no key id: drop them all in this process.
+    if (!suspended) for (const [h, c] of this.cache) if (!c.principal) this.cache.delete(h);
+    const m = this.redis.multi();
+    if (suspended) m.sadd(this.revokedSetKey, ...keyIds);
+    else m.srem(this.revokedSetKey, ...keyIds);
+    for (const k of keyIds) m.publish(this.channel, k);
+    await m.exec();
   }
 
   /** Called after the revocation committed in Postgres. */

@@ -94,6 +94,8 @@ export const READ_HEADERS = [
   'origin',
   // portal sessions (api/session-auth.ts): the cookie, the CSRF token of a change, the test/live toggle
   'cookie', 'x-csrf-token', 'orquesta-mode',
+  // the operator console: why an operator acts, for the audit row (api/routes/operator-console.ts)
+  'x-operator-reason',
 ] as const;
 const HEADER_INDEX = new Map<string, number>(READ_HEADERS.map((h, i) => [h, i]));
 const H = Object.fromEntries(READ_HEADERS.map((h, i) => [h, i])) as Record<(typeof READ_HEADERS)[number], number>;

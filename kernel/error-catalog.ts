@@ -17,6 +17,7 @@ import { BILLER_ERRORS } from './errors/billers.js';
 import { ROUTING_ERRORS } from './errors/routing.js';
 import { PORTAL_ERRORS } from './errors/portal.js';
 import { TERMINAL_ERRORS } from './errors/terminals.js';
+import { OPERATOR_ERRORS } from './errors/operators.js';
 export type { ErrorSpec, ErrorType } from './errors/spec.js';
 
 export const ERROR_CATALOG = {
@@ -31,6 +32,7 @@ export const ERROR_CATALOG = {
   ...ROUTING_ERRORS,
   ...PORTAL_ERRORS,
   ...TERMINAL_ERRORS,
+  ...OPERATOR_ERRORS,
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

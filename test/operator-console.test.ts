@@ -1,0 +1,178 @@
+// The operator console's API (issue 30; docs/operator.md) against the running service: named
+// operators on the portal's accounts (a second factor is required before anything; a merchant's
+// member is not an operator; roles limit what each may do), four-eyes decisions (an above-threshold
+// payout and a tenant's release need a second operator; the one who asked cannot approve), the
+// suspension of a tenant (its keys answer 401 at once), an application the verifier flagged, and
+// every decision in the audit log with who, why, before and after.
+import t from 'tap';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { PortalClient, signUpOwner, totpCode } from './helpers/portal.js';
+
+let a: TestApp;
+const idem = () => ({ 'idempotency-key': crypto.randomUUID() });
+const OP = '/portal/api/operator';
+const PASSWORD = 'operator password 123';
+
+/** A named operator with a second factor set up, signed in. */
+async function operator(role: string, name: string) {
+  const email = `${name}+${crypto.randomUUID().slice(0, 6)}@orquesta.mx`;
+  const c = await a.admin('POST', '/admin/operators', { email, name, role, password: PASSWORD });
+  if (c.status !== 201) throw new Error(c.text);
+  const p = new PortalClient(a);
+  await p.signIn(email, PASSWORD);
+  const setup = await p.call('POST', '/portal/api/me/totp');
+  const secret = setup.body.secret as string;
+  const ok = await p.call('POST', '/portal/api/me/totp/confirm', { code: totpCode(secret) });
+  if (ok.status >= 400) throw new Error(ok.text);
+  return { p, email, id: c.body.id as string, secret };
+}
+
+t.before(async () => {
+  a = await startTestApp({ ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });
+});
+t.teardown(() => a.stop());
+
+t.test('operators sign in with a second factor; a merchant member is not one; roles limit actions', async (t) => {
+  const email = `nuevo+${crypto.randomUUID().slice(0, 6)}@orquesta.mx`;
+  const c = await a.admin('POST', '/admin/operators', { email, name: 'Nueva', role: 'reviewer', password: PASSWORD });
+  t.equal(c.status, 201, c.text);
+  t.match(c.body, { object: 'operator', email, role: 'reviewer', totp_enabled: false, permissions: ['read', 'decide', 'terminals', 'simulate'] });
+  const p = new PortalClient(a);
+  const s = await p.signIn(email, PASSWORD);
+  t.equal(s.status, 200);
+  const before = await p.call('GET', `${OP}/me`);
+  t.equal(before.status, 403, 'no second factor yet: nothing but setting it up');
+  t.equal(before.body.error.code, 'portal.totp_setup_required_unauthorized');
+  const setup = await p.call('POST', '/portal/api/me/totp');
+  await p.call('POST', '/portal/api/me/totp/confirm', { code: totpCode(setup.body.secret) });
+  t.equal((await p.call('GET', `${OP}/me`)).status, 200, 'with TOTP set up');
+  await p.call('DELETE', '/portal/api/session');
+  const again = new PortalClient(a);
+  const first = await again.call('POST', '/portal/api/session', { email, password: PASSWORD });
+  t.equal(first.body.stage, 'totp', 'the next sign-in asks for the code');
+  t.equal((await again.call('GET', `${OP}/me`)).status, 401, 'a password alone is no session');
+  t.equal((await again.call('POST', '/portal/api/session/totp', { code: '000000' })).status, 401);
+  const full = await again.call('POST', '/portal/api/session/totp', { code: totpCode(setup.body.secret, Date.now() + 30_000) });
+  t.equal(full.status, 200, full.text);
+  t.match((await again.call('GET', `${OP}/me`)).body, { email, role: 'reviewer' });
+
+  const owner = await signUpOwner(a);
+  const m = new PortalClient(a);
+  await m.signIn(owner.email, owner.password);
+  const notOp = await m.call('GET', `${OP}/me`);
+  t.equal(notOp.status, 403);
+  t.equal(notOp.body.error.code, 'operator.unauthorized', "a merchant's member is not an operator");
+  t.equal((await m.call('GET', `${OP}/tenants`)).body.error.code, 'operator.unauthorized');
+
+  const viewer = await operator('viewer', 'vera');
+  t.equal((await viewer.p.call('GET', `${OP}/tenants`)).status, 200, 'a viewer reads');
+  const refused = await viewer.p.call('POST', `${OP}/tenants/${owner.tenantId}/suspend`, { reason: 'x' });
+  t.equal(refused.status, 403);
+  t.equal(refused.body.error.code, 'operator.role_unauthorized');
+  const noCsrf = await again.call('POST', `${OP}/tenants/${owner.tenantId}/terminals`, { serial: 'X1', branch: 'Centro', livemode: false }, { 'x-csrf-token': 'wrong' });
+  t.equal(noCsrf.status, 403, 'a change without the session CSRF token is refused (the portal rule)');
+});
+
+t.test('four-eyes: an above-threshold payout needs a second operator; self-approval is refused', async (t) => {
+  const ten = await a.newTenant('Dispersora SA');
+  await a.admin('PATCH', `/admin/tenants/${ten.id}/payout_settings`, { payout_approval_threshold_minor: 100_000 });
+  const po = await a.call('POST', '/v1/payouts', { key: ten.testKey, body: { clabe: '072691004495711499', beneficiary_name: 'Proveedora', amount_minor: 500_000, currency: 'MXN', concepto: 'Pago grande' }, headers: idem() });
+  t.equal(po.status, 202, po.text);
+  const approvalId = po.body.id as string;
+  const ana = await operator('reviewer', 'ana');
+  const beto = await operator('reviewer', 'beto');
+  const queue = await ana.p.call('GET', `${OP}/payout_approvals?status=pending`);
+  t.ok(queue.body.data.some((x: any) => x.id === approvalId), 'in the queue');
+  const asked = await ana.p.call('POST', `${OP}/tenants/${ten.id}/payout_approvals/${approvalId}/approve`, { approver: 'ana' }, { 'x-operator-reason': encodeURIComponent('proveedor verificado por teléfono') });
+  t.equal(asked.status, 202, asked.text);
+  t.match(asked.body, { object: 'operator_decision', status: 'pending', action: 'payout_approval.approve', target: { kind: 'payout_approval', id: approvalId }, reason: 'proveedor verificado por teléfono', requested_by: { email: ana.email }, snapshot: { amount_minor: 500_000, status: 'pending' } });
+  const again = await ana.p.call('POST', `${OP}/tenants/${ten.id}/payout_approvals/${approvalId}/approve`, { approver: 'ana' });
+  t.equal(again.body.id, asked.body.id, 'asking twice gives the open request back');
+  const [still] = await a.app.deps.sql`select status from payout_approvals where id = ${approvalId}`;
+  t.equal(still!.status, 'pending', 'nothing ran on the first operator\'s word');
+  const self = await ana.p.call('POST', `${OP}/decisions/${asked.body.id}/approve`, {});
+  t.equal(self.status, 409);
+  t.equal(self.body.error.code, 'operator_decision.self_approval_conflict', 'the one who asked cannot approve');
+  const ok = await beto.p.call('POST', `${OP}/decisions/${asked.body.id}/approve`, { note: 'visto' });
+  t.equal(ok.status, 200, ok.text);
+  t.match(ok.body, { status: 'approved', decided_by: { email: beto.email }, outcome: { status: 200, body: { status: 'processing' } } });
+  const [done] = await a.app.deps.sql`select status, approver, payout_id from payout_approvals where id = ${approvalId}`;
+  t.equal(done!.status, 'approved');
+  t.equal(done!.approver, `operator:${beto.email}`);
+  t.ok(done!.payout_id, 'the payout was created');
+  t.equal((await beto.p.call('POST', `${OP}/decisions/${asked.body.id}/approve`, {})).body.error.code, 'operator_decision.resolution_conflict');
+
+  const audit = await a.admin('GET', `/admin/audit_log?tenant_id=${ten.id}`);
+  const rows = [...audit.body.data].reverse();
+  const requested = rows.find((r: any) => r.action === 'payout_approval.approve.requested');
+  t.match(requested, { actor: { kind: 'operator', id: ana.id, name: ana.email }, reason: 'proveedor verificado por teléfono', before: { status: 'pending' }, after: { status: 'pending' } });
+  t.match(rows.find((r: any) => r.action === 'operator_decision.approve'), { actor: { id: beto.id }, reason: 'visto', before: { status: 'pending' }, after: { status: 'approved' } });
+  t.match(rows.find((r: any) => r.action === 'payout_approval.approve'), { actor: { id: beto.id }, reason: new RegExp(`four-eyes: asked by ${ana.email.replace(/[+.]/g, '\\$&')}, approved by`), before: { status: 'pending' }, after: { status: 'processing' } });
+});
+
+t.test('suspending a tenant stops its keys at once; releasing it needs a second operator', async (t) => {
+  const ten = await a.newTenant('Suspendida SA');
+  const boss = await operator('admin', 'dora');
+  const other = await operator('reviewer', 'ema');
+  t.equal((await a.call('GET', '/v1/customers', { key: ten.testKey })).status, 200);
+  const s = await boss.p.call('POST', `${OP}/tenants/${ten.id}/suspend`, { reason: 'contracargos' });
+  t.equal(s.status, 200, s.text);
+  t.match(s.body, { suspended: true, suspended_reason: 'contracargos' });
+  t.equal((await a.call('GET', '/v1/customers', { key: ten.testKey })).status, 401, 'its key answers 401 at once');
+  t.equal((await boss.p.call('POST', `${OP}/tenants/${ten.id}/suspend`, {})).body.error.code, 'tenant.status_conflict');
+  const ask = await boss.p.call('POST', `${OP}/tenants/${ten.id}/release`, { reason: 'aclarado' });
+  t.equal(ask.status, 202, ask.text);
+  t.equal((await a.call('GET', '/v1/customers', { key: ten.testKey })).status, 401, 'still suspended until a second operator decides');
+  t.equal((await boss.p.call('POST', `${OP}/decisions/${ask.body.id}/approve`, {})).body.error.code, 'operator_decision.self_approval_conflict');
+  const rej = await other.p.call('POST', `${OP}/decisions/${ask.body.id}/reject`, { note: 'falta documentación' });
+  t.equal(rej.body.status, 'rejected');
+  t.equal((await a.call('GET', '/v1/customers', { key: ten.testKey })).status, 401, 'a rejected release releases nothing');
+  const ask2 = await boss.p.call('POST', `${OP}/tenants/${ten.id}/release`, { reason: 'documentación recibida' });
+  t.not(ask2.body.id, ask.body.id, 'a new request after the rejection');
+  const ok = await other.p.call('POST', `${OP}/decisions/${ask2.body.id}/approve`, {});
+  t.equal(ok.body.status, 'approved', ok.text);
+  t.equal((await a.call('GET', '/v1/customers', { key: ten.testKey })).status, 200, 'released: the key works again');
+  const actions = (await a.admin('GET', `/admin/audit_log?target_id=${ten.id}`)).body.data.map((r: any) => r.action).reverse();
+  t.same(actions, ['tenant.suspend', 'tenant.release.requested', 'tenant.release.requested', 'tenant.release']);
+});
+
+t.test('an application the verifier flagged needs a second operator; a clean one does not', async (t) => {
+  const ten = await a.newTenant('Plataforma SA');
+  const DOCS = ['ine', 'comprobante_domicilio', 'constancia_fiscal', 'caratula_estado_cuenta'].map((document_type, i) => ({ document_type, reference: `ref-${i}`, reference_hash: `${i}`.repeat(64) }));
+  const make = async (clabe: string) => {
+    const c = await a.call('POST', '/v1/onboarding/applications', { key: ten.testKey, body: { legal_name: 'Sub SA de CV', person_type: 'moral', contact_email: 'kyc@x.mx', rfc: 'EKU9003173C9', clabe } });
+    await a.call('PATCH', `/v1/onboarding/applications/${c.body.id}`, { key: ten.testKey, body: { documents: DOCS } });
+    return c.body.id as string;
+  };
+  const flagged = await make('072691004495711490'); // bad check digit: the verifier asks for information
+  const sub = await a.call('POST', `/v1/onboarding/applications/${flagged}/submit`, { key: ten.testKey });
+  t.equal(sub.body.status, 'needs_info');
+  const clean = await make('072691004495711499'); // left in draft
+  const ana = await operator('reviewer', 'ani');
+  const beto = await operator('reviewer', 'bet');
+  const review = await ana.p.call('GET', `${OP}/tenants/${ten.id}/onboarding/applications/${flagged}`);
+  t.match(review.body, { status: 'needs_info', flagged: true, approval_needs_second_operator: true, list_hits: [], verification: { documents: '4 of 4' } });
+  t.equal(review.body.documents.length, 4);
+  const direct = await ana.p.call('POST', `${OP}/tenants/${ten.id}/onboarding/applications/${clean}/approve`, { reason: 'todo en orden' });
+  t.equal(direct.status, 200, 'a clean application is approved by one operator');
+  t.match(direct.body, { status: 'approved', status_reason: 'todo en orden' });
+  const ask = await ana.p.call('POST', `${OP}/tenants/${ten.id}/onboarding/applications/${flagged}/approve`, { reason: 'CLABE confirmada con el banco' });
+  t.equal(ask.status, 202);
+  const ok = await beto.p.call('POST', `${OP}/decisions/${ask.body.id}/approve`, {});
+  t.match(ok.body, { status: 'approved', outcome: { status: 200, body: { status: 'approved' } } });
+  const row = (await a.admin('GET', `/admin/audit_log?target_id=${flagged}&action=onboarding_application.approve`)).body.data[0];
+  t.match(row, { actor: { kind: 'operator', id: beto.id }, before: { status: 'needs_info' }, after: { status: 'approved' } });
+  t.match(row.reason, /CLABE confirmada con el banco · four-eyes: asked by/);
+});
+
+t.test('changes by the admin key are audited too, and the log exports', async (t) => {
+  const ten = await a.newTenant('Auditada SA');
+  const r = await a.admin('PATCH', `/admin/tenants/${ten.id}/settings`, { refund_approval_threshold_minor: 50_000 });
+  t.equal(r.status, 200);
+  const row = (await a.admin('GET', `/admin/audit_log?tenant_id=${ten.id}`)).body.data[0];
+  t.match(row, { actor: { kind: 'admin_key' }, action: 'PATCH /admin/tenants/{tenantId}/settings', after: { refund_approval_threshold_minor: 50_000 } });
+  const viewer = await operator('viewer', 'lupe');
+  const csv = await viewer.p.call('GET', `${OP}/audit_log/export?format=csv&tenant_id=${ten.id}`);
+  t.equal(csv.status, 200);
+  t.match(csv.text, /admin_key/);
+});
