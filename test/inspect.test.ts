@@ -28,11 +28,13 @@ t.test('a payment whose first provider call failed: steps with traces, the faile
   const pi = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 12_345, currency: 'MXN' }, headers: idem() });
   const c = await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key: ten.testKey, body: { payment_token: 'tok_sim_provider_500', payment_method: 'card' }, headers: idem() });
   t.equal(c.status, 200, c.text);
-  await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}`, { key: ten.testKey }), (r) => r.body.status === 'succeeded', 30_000);
+  // The sim's HTTP 500 on the first call: the job fails that run, BullMQ runs it again, and the
+  // provider's recorded answer for that call (a generic error) ends the payment failed.
+  await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}`, { key: ten.testKey }), (r) => r.body.status === 'failed', 30_000);
   const path = `/admin/tenants/${ten.id}/inspect/payment_intents/${pi.body.id}`;
   const r = await until(() => a.admin('GET', path), (x) => x.body?.jobs?.some((j: any) => j.outcome === 'completed'), 10_000);
   t.equal(r.status, 200, r.text);
-  t.match(r.body, { object: 'inspection', kind: 'payment_intent', id: pi.body.id, livemode: false, status: 'succeeded', job_history: 'recorded' });
+  t.match(r.body, { object: 'inspection', kind: 'payment_intent', id: pi.body.id, livemode: false, status: 'failed', job_history: 'recorded' });
   t.notOk('trace_links' in r.body, 'the template is set');
 
   const traceIds = new Set(exporter.getFinishedSpans().map((s) => s.spanContext().traceId));
@@ -55,8 +57,11 @@ t.test('a payment whose first provider call failed: steps with traces, the faile
   t.ok(done.attempt > failed.attempt, `run ${done.attempt} after run ${failed.attempt}`);
   t.ok(r.body.traces.length >= 1 && r.body.traces.every((x: any) => x.trace_url === TEMPLATE.replace('{trace_id}', x.trace_id)));
 
-  // A refund of it, and a payout: their steps carry traces too.
-  const attempt = (await a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key: ten.testKey })).body.attempts[0].id;
+  // A refund of a paid charge, and a payout: their steps carry traces too.
+  const paid = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 5_000, currency: 'MXN' }, headers: idem() });
+  await a.call('POST', `/v1/payment_intents/${paid.body.id}/confirm`, { key: ten.testKey, body: { payment_token: 'tok_sim_ok', payment_method: 'card' }, headers: idem() });
+  await until(() => a.call('GET', `/v1/payment_intents/${paid.body.id}`, { key: ten.testKey }), (x) => x.body.status === 'succeeded', 30_000);
+  const attempt = (await a.call('GET', `/v1/payment_intents/${paid.body.id}?expand=attempts`, { key: ten.testKey })).body.attempts[0].id;
   const rf = await a.call('POST', '/v1/refunds', { key: ten.testKey, body: { attempt_id: attempt, amount_minor: 345 }, headers: idem() });
   t.ok(rf.status === 200 || rf.status === 201, rf.text);
   const ri = await until(() => a.admin('GET', `/admin/tenants/${ten.id}/inspect/refunds/${rf.body.id}`), (x) => x.body?.steps?.length >= 1);

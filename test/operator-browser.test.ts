@@ -45,8 +45,9 @@ if (why) {
 
   /** An operator whose second factor is set up (through the API, as the first sign-in would). */
   async function operator(role: string, name: string) {
-    const email = `${name}+${crypto.randomUUID().slice(0, 6)}@orquesta.mx`;
-    await a.admin('POST', '/admin/operators', { email, name, role, password: PASSWORD });
+    const email = `${name.split(' ')[0]!.toLowerCase()}+${crypto.randomUUID().slice(0, 6)}@orquesta.mx`;
+    const made = await a.admin('POST', '/admin/operators', { email, name, role, password: PASSWORD });
+    if (made.status !== 201) throw new Error(made.text);
     const p = new PortalClient(a);
     await p.signIn(email, PASSWORD);
     const setup = await p.call('POST', '/portal/api/me/totp');

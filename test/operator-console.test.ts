@@ -170,7 +170,7 @@ t.test('changes by the admin key are audited too, and the log exports', async (t
   const r = await a.admin('PATCH', `/admin/tenants/${ten.id}/settings`, { refund_approval_threshold_minor: 50_000 });
   t.equal(r.status, 200);
   const row = (await a.admin('GET', `/admin/audit_log?tenant_id=${ten.id}`)).body.data[0];
-  t.match(row, { actor: { kind: 'admin_key' }, action: 'PATCH /admin/tenants/{tenantId}/settings', after: { refund_approval_threshold_minor: 50_000 } });
+  t.match(row, { actor: { kind: 'admin_key' }, action: 'tenant.settings', after: { refund_approval_threshold_minor: 50_000 } });
   const viewer = await operator('viewer', 'lupe');
   const csv = await viewer.p.call('GET', `${OP}/audit_log/export?format=csv&tenant_id=${ten.id}`);
   t.equal(csv.status, 200);
