@@ -40,13 +40,14 @@ export interface DecisionRow {
   updated_at: Date;
 }
 
-export function decisionView(r: DecisionRow & { requested_by_email?: string; decided_by_email?: string }) {
+export function decisionView(r: DecisionRow & { requested_by_email?: string; decided_by_email?: string; tenant_name?: string }) {
   return {
     id: r.id,
     object: 'operator_decision' as const,
     status: r.status,
     action: r.action,
     tenant_id: r.tenant_id,
+    ...(r.tenant_name ? { tenant_name: r.tenant_name } : {}),
     livemode: r.livemode,
     target: { kind: r.target_kind, id: r.target_id },
     ...(r.reason ? { reason: r.reason } : {}),
@@ -147,8 +148,8 @@ export class OperatorDecisions {
   async get(id: string): Promise<DecisionView> {
     const [r] = /^[0-9a-f-]{36}$/i.test(id)
       ? await this.d.sql`
-          select d.*, rq.email as requested_by_email, dc.email as decided_by_email
-            from operator_decisions d join portal_members rq on rq.id = d.requested_by left join portal_members dc on dc.id = d.decided_by
+          select d.*, rq.email as requested_by_email, dc.email as decided_by_email, t.name as tenant_name
+            from operator_decisions d join portal_members rq on rq.id = d.requested_by left join portal_members dc on dc.id = d.decided_by join tenants t on t.id = d.tenant_id
            where d.id = ${id}`
       : [];
     if (!r) throw new ApiError('operator_decision.not_found');
@@ -158,8 +159,8 @@ export class OperatorDecisions {
   async list(q: { status?: string; limit?: number }) {
     const limit = Math.min(Math.max(q.limit ?? 100, 1), 500);
     const rows = await this.d.sql`
-      select d.*, rq.email as requested_by_email, dc.email as decided_by_email
-        from operator_decisions d join portal_members rq on rq.id = d.requested_by left join portal_members dc on dc.id = d.decided_by
+      select d.*, rq.email as requested_by_email, dc.email as decided_by_email, t.name as tenant_name
+        from operator_decisions d join portal_members rq on rq.id = d.requested_by left join portal_members dc on dc.id = d.decided_by join tenants t on t.id = d.tenant_id
        where true ${q.status ? this.d.sql`and d.status = ${q.status}` : this.d.sql``}
        order by d.created_at desc, d.id desc limit ${limit}`;
     return { object: 'list' as const, data: rows.map((r) => decisionView(r as never)) };

@@ -63,6 +63,18 @@ t.test('operators sign in with a second factor; a merchant member is not one; ro
   t.equal(notOp.status, 403);
   t.equal(notOp.body.error.code, 'operator.unauthorized', "a merchant's member is not an operator");
   t.equal((await m.call('GET', `${OP}/tenants`)).body.error.code, 'operator.unauthorized');
+  // The merchant's own admins administer their terminals in the portal (same actor, audited as the member).
+  const mine = await m.call('POST', '/portal/api/terminals', { serial: 'MOST-1', branch: 'Centro', activate: true, reason: 'caja nueva' });
+  t.equal(mine.status, 201, mine.text);
+  t.match(mine.body, { object: 'terminal', status: 'active', livemode: false });
+  t.equal((await m.call('GET', '/portal/api/terminals')).body.data.length, 1);
+  t.equal((await m.call('POST', `/portal/api/terminals/${mine.body.id}/deactivate`, {})).body.status, 'inactive');
+  const memberRow = (await a.admin('GET', `/admin/audit_log?target_id=${mine.body.id}`)).body.data[0];
+  t.match(memberRow, { action: 'terminal.deactivate', actor: { kind: 'member', name: owner.email } });
+  const other = await signUpOwner(a, 'Otra SA de CV');
+  const o = new PortalClient(a);
+  await o.signIn(other.email, other.password);
+  t.equal((await o.call('POST', `/portal/api/terminals/${mine.body.id}/activate`, {})).body.error.code, 'terminal.not_found', "another tenant's terminal is not found");
 
   const viewer = await operator('viewer', 'vera');
   t.equal((await viewer.p.call('GET', `${OP}/tenants`)).status, 200, 'a viewer reads');

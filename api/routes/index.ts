@@ -33,7 +33,7 @@ import { testHelperRoutes } from './test-helpers.js';
 import { webhookRoutes } from './webhooks.js';
 import { portalRoutes } from './portal.js';
 import { portalApiRoutes } from './portal-api.js';
-import { terminalRoutes } from './terminals.js';
+import { portalTerminalRoutes, terminalRoutes } from './terminals.js';
 import { inspectRoutes, operatorRoutes } from './operator.js';
 import { auditedAdminRoutes, operatorAdminRoutes, operatorConsoleRoutes } from './operator-console.js';
 import { operatorPageRoutes } from './operator-page.js';
@@ -78,7 +78,7 @@ export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
   // session; /admin changes audited (api/routes/operator-console.ts, docs/operator.md).
   const consoleRoutes = operatorConsoleRoutes(routes);
   routes.splice(0, routes.length, ...auditedAdminRoutes(routes));
-  routes.push(...consoleRoutes, ...operatorPageRoutes);
+  routes.push(...consoleRoutes, ...operatorPageRoutes, ...portalTerminalRoutes);
   // The merchant portal: its own routes, and every /v1 route again under /portal/api with a session (docs/portal.md).
   routes.push(...portalRoutes, ...portalApiRoutes(routes));
   routes.push(...docRoutes(() => routes, config.publicBaseUrl));

@@ -195,7 +195,7 @@ async function audited(r: RouteDef, ctx: RequestContext, extraReason?: string): 
     const reason = [typeof body?.reason === 'string' ? body.reason : headerReason(ctx), extraReason].filter(Boolean).join(' · ') || undefined;
     const after = out.body && typeof out.body === 'object' && !Array.isArray(out.body) ? (out.body as Record<string, unknown>) : null;
     await appendAudit(ctx.deps.sql, {
-      actor: auditActorOf(ctx), action: actionOf(r.method, r.path), tenantId: ctx.params.tenantId, targetKind: r.path.split('/').filter((s) => s && !s.startsWith('{')).slice(-2, -1)[0] ?? 'admin',
+      actor: auditActorOf(ctx), action: actionOf(r.method, r.path), tenantId: ctx.params.tenantId, targetKind: (r.path.split('/').filter((s) => s && !s.startsWith('{')).slice(-2, -1)[0] ?? 'admin').replace(/s$/, ''),
       targetId: targetOf(ctx.params), reason, before, after, requestId: ctx.requestId,
     });
   }

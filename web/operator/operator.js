@@ -171,10 +171,10 @@ async function application() {
   return [
     h('h1', { text: a.legal_name }),
     a.flagged ? h('p', { class: 'flash warn', text: 'El verificador la marcó: aprobarla necesita un segundo operador.' }) : null,
-    h('dl', { class: 'facts' },
+    h('dl', { class: 'facts' }, [
       ['Estado', a.status], ['Tipo', a.person_type], ['RFC', a.rfc || '—'], ['CLABE', a.clabe_masked || '—'], ['Contacto', a.contact_email], ['Motivo', a.status_reason || '—'], ['Resuelta por', a.resolved_by || '—'],
       ['Formato RFC', a.verification.rfc_format], ['Documentos', a.verification.documents], ['Listas 69-B', a.list_hits.length ? a.list_hits.map((x) => `${x.list}: ${x.reason}`).join('; ') : 'sin coincidencias'],
-    ].map(([k, v]) => [h('dt', { text: k }), h('dd', { text: v })]).flat(),
+    ].map(([k, v]) => [h('dt', { text: k }), h('dd', { text: v })]).flat()),
     table('Documentos', [['Tipo', (d) => d.document_type], ['Referencia', (d) => d.reference], ['Hash', (d) => h('code', { text: String(d.reference_hash).slice(0, 16) + '…' })]], a.documents || [], 'Sin documentos.'),
     open && can('decide') ? h('div', { class: 'actions' },
       h('button', { class: 'primary', onclick: () => act('Aprobar solicitud', a.flagged ? 'La solicitud queda pedida: otro operador debe aprobarla.' : 'La solicitud queda aprobada y el subcomercio podrá tener cuenta Connect.', 'POST', `${base}/approve`, {}, { field: 'reason' }) }, 'Aprobar'),
@@ -235,6 +235,21 @@ async function approvals() {
 
 const ACTION_LABEL = { 'payout_approval.approve': 'Aprobar transferencia sobre el umbral', 'tenant.release': 'Liberar comercio suspendido', 'onboarding_application.approve': 'Aprobar solicitud marcada' };
 
+/** What the second operator needs to see of the target, without ids. */
+function snapshotText(x) {
+  if (!x) return '—';
+  const parts = [];
+  if (x.amount_minor !== undefined) parts.push(money(x.amount_minor, x.currency || 'MXN'));
+  if (x.clabe_masked) parts.push(`CLABE ${x.clabe_masked}`);
+  if (x.legal_name) parts.push(x.legal_name);
+  if (x.rfc) parts.push(`RFC ${x.rfc}`);
+  if (x.name) parts.push(x.name);
+  if (x.suspended_reason) parts.push(`suspendido: ${x.suspended_reason}`);
+  if (x.status_reason) parts.push(`verificador: ${x.status_reason}`);
+  if (x.status) parts.push(`estado al pedir: ${x.status}`);
+  return parts.join(' · ') || '—';
+}
+
 async function decisions() {
   const r = await call('GET', `${API}/decisions?status=${state.decStatus || 'pending'}`);
   const sel = h('select', { id: 'dec-status', onchange: (e) => { state.decStatus = e.target.value; render(); } },
@@ -242,7 +257,8 @@ async function decisions() {
   return [h('h1', { text: 'Decisiones de cuatro ojos' }), h('p', { class: 'sub', text: 'Quien pide no puede aprobar: otro operador decide.' }), h('label', { for: 'dec-status', text: 'Estado' }), sel,
     table('Decisiones', [
       ['Acción', (d) => ACTION_LABEL[d.action] || d.action], ['Objeto', (d) => h('code', { text: `${d.target.kind} ${short(d.target.id)}` })],
-      ['Detalle', (d) => (d.snapshot ? Object.entries(d.snapshot).filter(([, v]) => v !== null && typeof v !== 'object').map(([k, v]) => `${k}: ${k.endsWith('_minor') ? money(v) : v}`).join(' · ') : '—')],
+      ['Comercio', (d) => d.tenant_name || short(d.tenant_id)],
+      ['Detalle', (d) => snapshotText(d.snapshot)],
       ['Pidió', (d) => `${d.requested_by.email || short(d.requested_by.id)}${d.reason ? ` — «${d.reason}»` : ''}`],
       ['Decidió', (d) => (d.decided_by ? d.decided_by.email : '—')], ['Estado', (d) => h('span', { class: `badge ${d.status}`, text: d.status })],
       ['', (d) => (d.status === 'pending' && can('decide') ? h('span', { class: 'actions' },
