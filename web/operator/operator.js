@@ -34,6 +34,7 @@ const money = (minor, currency = 'MXN') => `${new Intl.NumberFormat('es-MX', { s
 const when = (iso) => (iso ? new Date(iso).toLocaleString('es-MX', { timeZone: 'America/Mexico_City', dateStyle: 'short', timeStyle: 'short' }) : '—');
 const short = (id) => (id ? String(id).slice(0, 8) : '—');
 const can = (p) => !!state.me && state.me.permissions.includes(p);
+const requester = (x) => (/^[0-9a-f-]{36}$/i.test(x || '') ? `llave API ${short(x)}` : x || '—');
 const errText = (r) => (r.body && r.body.error ? `${r.body.error.message} (${r.body.error.code})` : `HTTP ${r.status}`);
 
 function flash(kind, text) {
@@ -221,12 +222,12 @@ async function approvals() {
   const [rf, po] = await Promise.all([call('GET', `${API}/refund_approvals?status=pending`), call('GET', `${API}/payout_approvals?status=pending`)]);
   const approver = () => ({ approver: `operator:${state.me.email}` });
   return [h('h1', { text: 'Aprobaciones' }),
-    table('Reembolsos por aprobar', [['Comercio', (x) => x.tenant_name], ['Monto', (x) => money(x.amount_minor, x.currency)], ['Pedido por', (x) => x.requested_by], ['Motivo', (x) => x.reason || '—'],
+    table('Reembolsos por aprobar', [['Comercio', (x) => x.tenant_name], ['Monto', (x) => money(x.amount_minor, x.currency)], ['Pedido por', (x) => requester(x.requested_by)], ['Motivo', (x) => x.reason || '—'],
       ['', (x) => can('decide') ? h('span', { class: 'actions' },
         h('button', { class: 'primary', onclick: () => act('Aprobar reembolso', `Se reembolsan ${money(x.amount_minor, x.currency)} al pagador ahora.`, 'POST', `${API}/tenants/${x.tenant_id}/refund_approvals/${x.id}/approve`, approver(), { needReason: false }) }, 'Aprobar'),
         h('button', { class: 'danger', onclick: () => act('Rechazar reembolso', 'No se reembolsa nada.', 'POST', `${API}/tenants/${x.tenant_id}/refund_approvals/${x.id}/reject`, approver(), { needReason: false }) }, 'Rechazar')) : '']],
     rf.body ? rf.body.data : [], 'No hay reembolsos por aprobar.'),
-    table('Transferencias (payouts) por aprobar', [['Comercio', (x) => x.tenant_name], ['Monto', (x) => money(x.amount_minor, x.currency)], ['CLABE', (x) => x.subject], ['Pedido por', (x) => x.requested_by],
+    table('Transferencias (payouts) por aprobar', [['Comercio', (x) => x.tenant_name], ['Monto', (x) => money(x.amount_minor, x.currency)], ['CLABE', (x) => x.subject], ['Pedido por', (x) => requester(x.requested_by)],
       ['', (x) => can('decide') ? h('span', { class: 'actions' },
         h('button', { class: 'primary', onclick: () => act('Aprobar transferencia', `Sobre el umbral: queda pedida y otro operador debe aprobarla; entonces se envían ${money(x.amount_minor, x.currency)} a ${x.subject}.`, 'POST', `${API}/tenants/${x.tenant_id}/payout_approvals/${x.id}/approve`, approver(), { label: 'Motivo (lo verá el segundo operador)' }) }, 'Pedir aprobación'),
         h('button', { class: 'danger', onclick: () => act('Rechazar transferencia', 'No se envía nada.', 'POST', `${API}/tenants/${x.tenant_id}/payout_approvals/${x.id}/reject`, approver(), { needReason: false }) }, 'Rechazar')) : '']],
