@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../kernel/principal.js';
 import type { Db, Sql } from '../kernel/db.js';
-import { tenantNow } from '../kernel/clock.js';
+import { tenantNow, tenantOffsetMsSql } from '../kernel/clock.js';
 import { postEntry } from '../kernel/ledger.js';
 
 const EVIDENCE_WINDOW_MS = 7 * 86400_000;
@@ -31,7 +31,7 @@ export function disputeView(r: Record<string, unknown>) {
 export async function openDispute(tx: Db, attemptId: string, reason: string): Promise<void> {
   {
     const [a] = await tx`
-      select a.*, coalesce(c.offset_ms, 0) as offset_ms from attempts a left join test_clocks c on c.tenant_id = a.tenant_id
+      select a.*, ${tenantOffsetMsSql(tx, 'a.tenant_id', 'a.livemode')} as offset_ms from attempts a
        where a.id = ${attemptId}`;
     if (!a) return;
     const now = tenantNow(Number(a.offset_ms), a.livemode as boolean);

@@ -17,7 +17,7 @@ import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
 import type { SecretBox } from '../kernel/secret-box.js';
-import { nowFor } from '../kernel/clock.js';
+import { nowFor, tenantOffsetMsSql } from '../kernel/clock.js';
 import type { Principal } from '../kernel/principal.js';
 import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import { initialState } from '../kernel/machine-step.js';
@@ -133,10 +133,10 @@ export class Invoices {
       busy: 'invoice.concurrent_modification',
       hydrate: async (sql, id, scope) => {
         const [r] = await sql`
-          select i.*, coalesce(tc.offset_ms, 0) as clock_offset_ms,
+          select i.*, ${tenantOffsetMsSql(sql, 'i.tenant_id', 'i.livemode')} as clock_offset_ms,
             coalesce((select json_agg(p.* order by p.parcialidad) from invoice_payments p where p.invoice_id = i.id and p.status = 'pending'), '[]') as pending_payments,
             coalesce((select json_agg(n.*) from credit_notes n where n.invoice_id = i.id and n.status = 'pending'), '[]') as pending_notes
-          from invoices i left join test_clocks tc on tc.tenant_id = i.tenant_id
+          from invoices i
           where i.id = ${id} ${scope ? sql`and i.tenant_id = ${scope.tenantId} and i.livemode = ${scope.livemode}` : sql``}`;
         if (!r) return undefined;
         const { clock_offset_ms, pending_payments, pending_notes, ...row } = r;

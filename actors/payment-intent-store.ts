@@ -1,5 +1,6 @@
 // Rows and projections of payment intents and attempts, and the reads that hydrate an actor.
 import type { Db } from '../kernel/db.js';
+import { tenantOffsetMsSql } from '../kernel/clock.js';
 import { clockOf, type Hydrated } from '../kernel/entity.js';
 import type { NextAction } from '../connectors/acquirer.js';
 import type { RiskRule } from './risk.js';
@@ -151,14 +152,14 @@ export const OPEN = new Set(['pending', 'authorized', 'requires_action']);
 export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: boolean, opts: { rules?: boolean } = {}): Promise<HydratedIntent | undefined> {
   // One round trip: the intent, its attempts and its pending review (and the tenant's risk rules).
   const rows = await db`
-    select pi.*, coalesce(tc.offset_ms, 0) as clock_offset_ms,
+    select pi.*, ${tenantOffsetMsSql(db, 'pi.tenant_id', 'pi.livemode')} as clock_offset_ms,
            coalesce((select json_agg(a order by a.created_at, a.id) from attempts a where a.payment_intent_id = pi.id), '[]') as attempts_json,
            (select json_build_object('id', r.id, 'request', r.request) from risk_reviews r where r.payment_intent_id = pi.id and r.status = 'pending' limit 1) as review_json
            ${opts.rules
              ? db`, coalesce((select json_agg(json_build_object('id', k.id, 'field', k.field, 'operator', k.operator, 'value', k.value, 'action', k.action) order by k.created_at)
                          from risk_rules k where k.tenant_id = pi.tenant_id and k.active), '[]') as rules_json`
              : db``}
-      from payment_intents pi left join test_clocks tc on tc.tenant_id = pi.tenant_id and not pi.livemode
+      from payment_intents pi
      where pi.id = ${id} ${tenantId === undefined ? db`` : db`and pi.tenant_id = ${tenantId}`} ${livemode === undefined ? db`` : db`and pi.livemode = ${livemode}`}`;
   if (!rows.length) return undefined;
   const { attempts_json, review_json, rules_json, clock_offset_ms, ...intentRow } = rows[0] as Record<string, unknown>;

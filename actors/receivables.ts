@@ -10,7 +10,7 @@
 //   invoice: a job (PUE for the charge, or the REP of a PPD invoice) through the invoice actor,
 //           whose own idempotency per charge makes a retried or crashed job stamp once.
 import type { Capability } from '../kernel/capability.js';
-import { nowFor } from '../kernel/clock.js';
+import { nowFor, tenantOffsetMsSql } from '../kernel/clock.js';
 import type { Sql } from '../kernel/db.js';
 import { clockOf, LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
@@ -307,9 +307,9 @@ export class Receivables {
       busy: 'receivable.concurrent_modification',
       hydrate: async (sql, id, scope, cmd) => {
         const [r] = await sql`
-          select r.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
+          select r.*, ${tenantOffsetMsSql(sql, 'r.tenant_id', 'r.livemode')} as clock_offset_ms
             ${cmd?.kind === 'cancel' ? sql`, (select json_build_object('id', pi.id, 'status', pi.status) from payment_links l join payment_intents pi on pi.id = l.current_intent_id where l.id = r.payment_link_id) as link_intent` : sql``}
-          from receivables r left join test_clocks tc on tc.tenant_id = r.tenant_id
+          from receivables r
           where r.id = ${id} ${scope ? sql`and r.tenant_id = ${scope.tenantId} and r.livemode = ${scope.livemode}` : sql``}`;
         if (!r) return undefined;
         const { clock_offset_ms, link_intent, ...row } = r;

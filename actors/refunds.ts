@@ -11,6 +11,7 @@
 //   succeeded refund asks it, with a job after the commit, to change it.
 import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
+import { tenantOffsetMsSql } from '../kernel/clock.js';
 import { LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv, clockOf } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
@@ -203,8 +204,8 @@ export class Refunds {
       busy: 'refund.concurrent_modification',
       hydrate: async (sql, id, scope) => {
         const [r] = await sql`
-          select r.*, a.connector_key, a.provider_key, coalesce(tc.offset_ms, 0) as clock_offset_ms
-            from refunds r join attempts a on a.id = r.attempt_id left join test_clocks tc on tc.tenant_id = r.tenant_id
+          select r.*, a.connector_key, a.provider_key, ${tenantOffsetMsSql(sql, 'r.tenant_id', 'r.livemode')} as clock_offset_ms
+            from refunds r join attempts a on a.id = r.attempt_id
            where r.id = ${id} ${scope ? sql`and r.tenant_id = ${scope.tenantId} and r.livemode = ${scope.livemode}` : sql``}`;
         if (!r) return undefined;
         const { connector_key, provider_key, clock_offset_ms, ...row } = r;

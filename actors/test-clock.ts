@@ -5,7 +5,7 @@ import type { Logger } from '../kernel/log.js';
 import { ApiError } from '../kernel/errors.js';
 import type { Principal } from '../kernel/principal.js';
 import type { ClockAdvanceBody } from '../schemas/payment-intents.js';
-import { clockOffsetMs, tenantNow } from '../kernel/clock.js';
+import { advanceClockOffset, clockOffsetMs, tenantNow } from '../kernel/clock.js';
 
 function assertTestMode(p: Principal) {
   if (p.livemode) throw new ApiError('test_clock.unauthorized', 'The test clock exists only in test mode: use an sk_test_ key.');
@@ -37,14 +37,11 @@ async function advanceClock(deps: ClockDeps, p: Principal, body: ClockAdvanceBod
     if (!(to > now)) throw new ApiError('test_clock.invalid_advance', `\`to\` must be later than the clock's now (${new Date(now).toISOString()}).`);
     delta = to - now;
   }
-  const [row] = await deps.sql`
-    insert into test_clocks (tenant_id, offset_ms) values (${p.tenantId}, ${offset + delta})
-    on conflict (tenant_id) do update set offset_ms = test_clocks.offset_ms + ${delta}, updated_at = now()
-    returning offset_ms`;
-  const newNow = tenantNow(Number(row.offset_ms), false);
+  const newOffset = await advanceClockOffset(deps.sql, p.tenantId, offset, delta);
+  const newNow = tenantNow(newOffset, false);
   // Fire what is now due for this tenant (the workers' sweeper would too, within its interval). The
   // suffix makes a new job: the timer's own delayed job may still wait in Redis with a real-time delay.
-  await deps.sweepTimers(p.tenantId, `advance-${Number(row.offset_ms)}`).catch((e) => deps.log.warn('enqueue of due timers failed; the sweeper will fire them', { err: e }));
+  await deps.sweepTimers(p.tenantId, `advance-${newOffset}`).catch((e) => deps.log.warn('enqueue of due timers failed; the sweeper will fire them', { err: e }));
   // Webhook retries wait on the tenant's clock too: workers claim what is now due (a wake-up over Redis
   // pub/sub from an API process; claimed here directly when this process runs the dispatcher).
   await deps.webhooks.sweepOnce({ tenantId: p.tenantId }).catch((e) => deps.log.warn('webhook sweep after a clock advance failed', { err: e }));

@@ -17,6 +17,7 @@
 //   enqueue the same jobs (same ids) from Postgres.
 // docs/architecture.md has the recipe for a new resource.
 import { randomUUID } from 'node:crypto';
+import { tenantOffsetMsSql } from './clock.js';
 import { atomically, type Sql } from './db.js';
 import { ApiError } from './errors.js';
 import type { ErrorCode } from './error-catalog.js';
@@ -348,8 +349,8 @@ export const clockOf = (r: { livemode: boolean; clock_offset_ms?: unknown }) => 
 export function hydrateRow<R extends EntityRow>(table: string, toRow: (r: Record<string, unknown>) => R) {
   return async (sql: Sql, id: string, scope: Scope | undefined): Promise<Hydrated<R> | undefined> => {
     const [r] = await sql`
-      select x.*, coalesce(tc.offset_ms, 0) as clock_offset_ms
-        from ${sql(table)} x left join test_clocks tc on tc.tenant_id = x.tenant_id
+      select x.*, ${tenantOffsetMsSql(sql, 'x.tenant_id', 'x.livemode')} as clock_offset_ms
+        from ${sql(table)} x
        where x.id = ${id} ${scope ? sql`and x.tenant_id = ${scope.tenantId} and x.livemode = ${scope.livemode}` : sql``}`;
     if (!r) return undefined;
     const { clock_offset_ms, ...row } = r;

@@ -7,6 +7,7 @@
 // in flight, so a slow receiver never gets a second concurrent copy from another worker.
 import type { Redis } from 'ioredis';
 import type { Sql } from '../../kernel/db.js';
+import { clockOffsetOfSql, clockOffsets, maxClockOffsetMsSql, tenantClockJoinSql } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/log.js';
 import type { Carrier } from '../../kernel/tracing.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -140,8 +141,7 @@ export class Claims {
     if (!this.clockTenants.size) return;
     const tenants = [...this.clockTenants];
     this.clockTenants.clear();
-    const rows = await this.d.sql`select tenant_id, offset_ms from test_clocks where tenant_id = any(${`{${tenants.join(',')}}`}::uuid[])`;
-    const offsets = new Map(rows.map((r) => [r.tenant_id as string, Number(r.offset_ms)]));
+    const offsets = await clockOffsets(this.d.sql, tenants);
     for (const i of this.d.dispatcher.held.values()) {
       const o = offsets.get(i.tenantId);
       if (o !== undefined && !i.livemode) i.offsetMs = o;
@@ -156,11 +156,11 @@ export class Claims {
     const rows = await d.sql`
       with due as (
         select d.id from webhook_deliveries d
-          left join test_clocks c on c.tenant_id = d.tenant_id and not d.livemode
+          ${tenantClockJoinSql(d.sql, 'c', 'd.tenant_id', 'd.livemode')}
          where d.status = 'pending' and d.endpoint_id is not null
            and (d.lease_until is null or d.lease_until < now())
-           and d.next_attempt_at <= now() + make_interval(secs => greatest(0, (select coalesce(max(offset_ms), 0) from test_clocks)) / 1000.0)
-           and d.next_attempt_at <= now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0)
+           and d.next_attempt_at <= now() + make_interval(secs => ${maxClockOffsetMsSql(d.sql)} / 1000.0)
+           and d.next_attempt_at <= now() + make_interval(secs => ${clockOffsetOfSql(d.sql, 'c')} / 1000.0)
          order by d.next_attempt_at limit ${limit}
            for update of d skip locked
       ), claimed as (
@@ -171,12 +171,12 @@ export class Claims {
       select cl.id, cl.endpoint_id, cl.tenant_id, cl.livemode, cl.attempts, cl.queued_at,
              e.event_id, e.event_type, e.data, e.created_at, e.traceparent,
              w.url, w.active, s.secret, case when s.previous_until > now() then s.previous_secret end as previous_secret,
-             case when cl.livemode then 0 else coalesce(c.offset_ms, 0) end::float8 as offset_ms
+             ${clockOffsetOfSql(d.sql, 'c')}::float8 as offset_ms
         from claimed cl
         join outbox_events e on e.id = cl.event_id
         join webhook_endpoints w on w.id = cl.endpoint_id
         join webhook_secrets s on s.endpoint_id = w.id
-        left join test_clocks c on c.tenant_id = cl.tenant_id`;
+        ${tenantClockJoinSql(d.sql, 'c', 'cl.tenant_id', 'cl.livemode')}`;
     const inactive: number[] = [];
     const batch = new ItemBatch(d.targetOf, t0 + d.lease.ms);
     for (const r of rows) {

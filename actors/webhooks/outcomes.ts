@@ -8,6 +8,7 @@
 // duration (flush − answer) crosses from this process's clock to Postgres's.
 // Losing a batch in a crash means the delivery is sent again once its lease lapses: a repeat, never a loss.
 import type { Sql } from '../../kernel/db.js';
+import { clockOffsetOfSql, tenantClockJoinSql } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/log.js';
 import { idArray } from './item.js';
 
@@ -106,9 +107,9 @@ export class OutcomeWriter {
   /** Endpoints with a delivery failing for 72 h on its tenant's clock. */
   async staleEndpoints(): Promise<string[]> {
     const stale = await this.d.sql`
-      select distinct d.endpoint_id from webhook_deliveries d left join test_clocks c on c.tenant_id = d.tenant_id
+      select distinct d.endpoint_id from webhook_deliveries d ${tenantClockJoinSql(this.d.sql, 'c', 'd.tenant_id', 'd.livemode')}
        where d.status = 'pending' and d.attempts > 0
-         and d.queued_at <= now() + make_interval(secs => case when d.livemode then 0 else coalesce(c.offset_ms, 0) / 1000.0 end) - interval '72 hours'`;
+         and d.queued_at <= now() + make_interval(secs => ${clockOffsetOfSql(this.d.sql, 'c')} / 1000.0) - interval '72 hours'`;
     return stale.map((s) => s.endpoint_id as string);
   }
 

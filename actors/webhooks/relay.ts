@@ -6,6 +6,7 @@
 // and every RELAY_INTERVAL_MS as the safety net.
 import type { Redis } from 'ioredis';
 import type { Sql } from '../../kernel/db.js';
+import { clockOffsetOfSql, tenantClockJoinSql, tenantOffsetMsSql } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/log.js';
 import { onRelayWake, relayWakeChannel } from '../../kernel/outbox.js';
 import type { Carrier } from '../../kernel/tracing.js';
@@ -50,7 +51,7 @@ export class Relay {
         with ev as (select id from outbox_events where relayed_at is null order by id limit ${batch} for update skip locked)
         update outbox_events e set relayed_at = now() from ev where e.id = ev.id
         returning e.id, e.event_id, e.tenant_id, e.livemode, e.event_type, e.data, e.created_at, e.traceparent,
-                  case when e.livemode then 0 else coalesce((select c.offset_ms from test_clocks c where c.tenant_id = e.tenant_id), 0) end::float8 as offset_ms,
+                  ${tenantOffsetMsSql(tx, 'e.tenant_id', 'e.livemode')}::float8 as offset_ms,
                   (extract(epoch from now()) * 1000)::float8 as now_ms`;
       if (!events.length) return 0;
       const tenants = [...new Set(events.map((e) => e.tenant_id as string))];
@@ -67,8 +68,8 @@ export class Relay {
                case when w.id is not null and ${leased}::boolean then now() + make_interval(secs => ${lease.ms / 1000}) end,
                case when w.id is not null and ${leased}::boolean then ${lease.owner}::text end
           from outbox_events e
-          left join test_clocks c on c.tenant_id = e.tenant_id and not e.livemode
-          cross join lateral (select now() + make_interval(secs => coalesce(c.offset_ms, 0) / 1000.0) as now) t
+          ${tenantClockJoinSql(tx, 'c', 'e.tenant_id', 'e.livemode')}
+          cross join lateral (select now() + make_interval(secs => ${clockOffsetOfSql(tx, 'c')} / 1000.0) as now) t
           cross join lateral (
             select null::uuid as id
             union all
