@@ -10,7 +10,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
-import { clockOf, hydrateRow, LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { clockOf, hydrateRow, LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
 import { canonicalJson } from '../kernel/json.js';
@@ -25,12 +25,7 @@ import { servicePaymentMachine } from '../machines/service-payment.js';
 export const SERVICE_PAYMENT_QUEUE = 'service-payment';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface ServicePaymentRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
-  status: string;
-  version: number;
+export interface ServicePaymentRow extends EntityRow {
   biller_code: string;
   reference: string;
   amount_minor: number;

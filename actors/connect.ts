@@ -12,7 +12,7 @@
 //   migration 0061), which serializes concurrent transfers of one charge.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
-import { hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Write } from '../kernel/entity.js';
+import { hydrateRow, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
@@ -24,12 +24,7 @@ import { transferLines } from './connect-ledger.js';
 import type { Onboarding } from './onboarding.js';
 import type { Payouts } from './payouts.js';
 
-export interface AccountRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
-  status: string;
-  version: number;
+export interface AccountRow extends EntityRow {
   onboarding_application_id: string;
   sub_merchant_name: string;
   rfc: string | null;

@@ -7,17 +7,12 @@
 // by one step, then sent to the PAC outside any transaction under the invoice's lock, and its answer
 // recorded by a second step.
 import { ApiError } from '../kernel/errors.js';
-import type { Hydrated, Plan, StepEnv } from '../kernel/entity.js';
+import type { EntityRow, Hydrated, Plan, StepEnv } from '../kernel/entity.js';
 import { machineStep } from '../kernel/machine-step.js';
 import { invoiceMachine, type InvoiceEffect, type InvoiceEvent, type InvoiceStatus } from '../machines/invoice.js';
 import type { ReceptorInput } from '../formats/cfdi/receptor.js';
 
-export interface InvoiceRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
-  status: InvoiceStatus;
-  version: number;
+export interface InvoiceRow extends EntityRow<InvoiceStatus> {
   metodo_pago: 'PUE' | 'PPD';
   payment_intent_id: string | null;
   source: string;

@@ -9,7 +9,7 @@
 // - The full CLABE is sealed (ops/secret-box.ts) and shown only as `clabe_masked`.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
-import { hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { hydrateRow, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
@@ -28,12 +28,7 @@ export interface ApplicationDocument {
   created_at: string;
 }
 
-export interface ApplicationRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
-  status: string;
-  version: number;
+export interface ApplicationRow extends EntityRow {
   legal_name: string;
   person_type: PersonType;
   contact_email: string;

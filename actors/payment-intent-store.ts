@@ -1,18 +1,14 @@
 // Rows and projections of payment intents and attempts, and the reads that hydrate an actor.
 import type { Db } from '../kernel/db.js';
 import { tenantOffsetMsSql } from '../kernel/clock.js';
-import { clockOf, type Hydrated } from '../kernel/entity.js';
+import { clockOf, type EntityRow, type Hydrated } from '../kernel/entity.js';
 import type { NextAction } from '../connectors/acquirer.js';
 import type { RiskRule } from './risk.js';
 
-export interface IntentRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
+export interface IntentRow extends EntityRow {
   amount_minor: number;
   tip_minor: number;
   currency: string;
-  status: string;
   client_secret: string;
   metadata: Record<string, string> | null;
   receipt_code: string;
@@ -20,7 +16,6 @@ export interface IntentRow {
   customer_id: string | null;
   next_action: NextAction | null;
   last_error: { code: string; message: string; decline?: string } | null;
-  version: number;
   created_at: Date;
   updated_at: Date;
 }

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Capability } from '../kernel/capability.js';
 import type { Db, Sql } from '../kernel/db.js';
-import { LockBusy, hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { LockBusy, hydrateRow, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
@@ -26,12 +26,7 @@ export interface PaymentMethodsDeps {
   log: Logger;
 }
 
-export interface PaymentMethodRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
-  status: string;
-  version: number;
+export interface PaymentMethodRow extends EntityRow {
   customer_id: string;
   connector: string;
   brand: string | null;

@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
-import { LockBusy, hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
+import { LockBusy, hydrateRow, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import { saveIdempotent, sealedInRecord, type IdempotencyHandle } from '../kernel/idempotency.js';
 import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
@@ -38,12 +38,7 @@ export const PAYOUT_QUEUE = 'payout';
 export const POLL_EARLY_MS = 60_000;
 export const POLL_LATE_MS = 15 * 60_000;
 
-export interface PayoutRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
-  status: string;
-  version: number;
+export interface PayoutRow extends EntityRow {
   clabe_sealed: string;
   clabe_masked: string;
   beneficiary_name: string;

@@ -12,7 +12,7 @@
 import type { Capability } from '../kernel/capability.js';
 import { nowFor, tenantOffsetMsSql } from '../kernel/clock.js';
 import type { Sql } from '../kernel/db.js';
-import { clockOf, LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { clockOf, LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
@@ -36,12 +36,7 @@ type Row = Record<string, any>;
 export const RECEIVABLE_QUEUE = 'receivable';
 export const OVERDUE_TIMER = 'receivable.overdue';
 
-export interface ReceivableRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
-  status: ReceivableStatus;
-  version: number;
+export interface ReceivableRow extends EntityRow<ReceivableStatus> {
   customer_name: string;
   customer_email: string;
   customer_phone: string | null;

@@ -20,7 +20,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
-import { clockOf, hydrateRow, LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { clockOf, hydrateRow, LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
@@ -37,12 +37,7 @@ export const RECHARGE_QUEUE = 'recharge';
 export const BAG_READ_EVERY_MS = 15 * 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface RechargeRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
-  status: string;
-  version: number;
+export interface RechargeRow extends EntityRow {
   carrier_code: string;
   product_code: string;
   phone_sealed: string;

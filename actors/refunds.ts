@@ -12,7 +12,7 @@
 import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { tenantOffsetMsSql } from '../kernel/clock.js';
-import { LockBusy, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv, clockOf } from '../kernel/entity.js';
+import { LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv, clockOf } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { saveIdempotent } from '../kernel/idempotency.js';
@@ -44,12 +44,7 @@ export interface CreateRefund {
   reason?: string;
 }
 
-export interface RefundRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
-  status: string;
-  version: number;
+export interface RefundRow extends EntityRow {
   attempt_id: string;
   payment_intent_id: string;
   amount_minor: number;

@@ -31,12 +31,15 @@ import type { Reactions } from './reactions.js';
 import type { Timers } from './timers.js';
 import { activeTraceId, ATTR, inSpan, SpanKind } from './tracing.js';
 
-/** The columns every entity row has. */
-export interface EntityRow {
+/**
+ * The columns every entity row has: each kind's row type extends this (`interface RefundRow extends
+ * EntityRow { … }`, with its status vocabulary as `S` when it has one) instead of redeclaring them.
+ */
+export interface EntityRow<S extends string = string> {
   id: string;
   tenant_id: string;
   livemode: boolean;
-  status: string;
+  status: S;
   version: number;
 }
 
