@@ -8,7 +8,7 @@
 //   aggregator is called with a key derived from the row id; a pending payment (a crash, a lost
 //   answer) is asked about first and paid only if the aggregator never saw it.
 import { createHash, randomUUID } from 'node:crypto';
-import type { Capability } from '../kernel/capability.js';
+import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { clockOf, hydrateRow, LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
@@ -17,7 +17,6 @@ import { canonicalJson } from '../kernel/json.js';
 import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
-import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import { BILLERS, billerByCode, billerView, referenceProblem } from '../connectors/billers/catalog.js';
 import { BillerUnavailable, type BillerGateway, type BillState } from '../connectors/billers/gateway.js';
 import { servicePaymentMachine } from '../machines/service-payment.js';
@@ -287,14 +286,11 @@ export class Billers {
       name: 'billers',
       jobs: [this.resolveJob],
       reconcilers: [
-        {
-          name: 'service payments left pending (a crash or a lost answer)',
-          run: async () => {
-            const rows = await sql`
-              select id from service_payments where status = 'pending' and updated_at < now() - ${RECONCILE_AFTER}::interval order by updated_at limit 1000`;
-            return rows.map((r) => jobRequest(this.resolveJob, { servicePaymentId: r.id as string }));
-          },
-        },
+        reconciler(
+          'service payments left pending (a crash or a lost answer)',
+          () => staleRows(sql, { table: 'service_payments' }),
+          (r) => jobRequest(this.resolveJob, { servicePaymentId: r.id as string }),
+        ),
       ],
     };
   }

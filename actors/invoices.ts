@@ -9,7 +9,7 @@
 // asks the PAC what became of the same sealed bytes (`status`) first, so a CFDI is never issued
 // twice for one purpose.
 import { randomUUID } from 'node:crypto';
-import type { Capability } from '../kernel/capability.js';
+import { untouchedSql, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { LockBusy, clockOf, type EntityActor, type EntityDef, type Scope } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
@@ -19,7 +19,6 @@ import type { Logger } from '../kernel/log.js';
 import type { SecretBox } from '../kernel/secret-box.js';
 import { nowFor, tenantOffsetMsSql } from '../kernel/clock.js';
 import type { Principal } from '../kernel/principal.js';
-import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import { initialState } from '../kernel/machine-step.js';
 import { invoiceMachine } from '../machines/invoice.js';
 import { desglosar } from '../formats/cfdi/amounts.js';
@@ -592,9 +591,9 @@ export class Invoices {
           name: 'invoices waiting for a lost PAC answer',
           run: async () => {
             const rows = await sql`
-              select id from invoices where status = 'pending' and updated_at < now() - ${RECONCILE_AFTER}::interval
-              union select invoice_id from invoice_payments where status = 'pending' and updated_at < now() - ${RECONCILE_AFTER}::interval
-              union select invoice_id from credit_notes where status = 'pending' and updated_at < now() - ${RECONCILE_AFTER}::interval
+              select id from invoices where status = 'pending' and ${untouchedSql(sql)}
+              union select invoice_id from invoice_payments where status = 'pending' and ${untouchedSql(sql)}
+              union select invoice_id from credit_notes where status = 'pending' and ${untouchedSql(sql)}
               limit 1000`;
             return rows.map((r) => jobRequest(this.resolveJob, { invoiceId: r.id as string }));
           },

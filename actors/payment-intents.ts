@@ -5,7 +5,7 @@
 // expiring), and the attempt's refund status. docs/architecture.md says why commands run in the
 // API process, with the measurement.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Capability } from '../kernel/capability.js';
+import { untouchedSql, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { LockBusy, type EntityActor, type EntityDef, type Scope } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
@@ -14,7 +14,6 @@ import { defineJob, jobRequest, type JobInfo, type JobRequest } from '../kernel/
 import { initialState } from '../kernel/machine-step.js';
 import type { Logger } from '../kernel/log.js';
 import type { Principal } from '../kernel/principal.js';
-import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import type { DueTimer } from '../kernel/timers.js';
 import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
 import { ProviderUnavailable, type PaymentMethod, type ProviderOutcome } from '../connectors/acquirer.js';
@@ -583,7 +582,7 @@ export class PaymentIntents {
               -- attempts waiting on the provider, untouched for a while
               select id, payment_intent_id, status from attempts
                where (status = 'pending' or (status = 'authorized' and capture_requested_at is not null))
-                 and updated_at < now() - ${RECONCILE_AFTER}::interval
+                 and ${untouchedSql(sql)}
                order by updated_at limit 1000`;
             // settle: this attempt may have reached the provider before its job was lost (ask first).
             return rows.map((a) =>
@@ -597,7 +596,7 @@ export class PaymentIntents {
             const rows = await sql`
               -- acknowledged notices whose processing was lost (a flushed Redis, a dead worker)
               select i.id, a.payment_intent_id from inbox i join attempts a on a.id = i.subject_id
-               where i.kind = 'attempt.notice' and i.processed_at is null and i.received_at < now() - ${RECONCILE_AFTER}::interval
+               where i.kind = 'attempt.notice' and i.processed_at is null and ${untouchedSql(sql, 'i.received_at')}
                order by i.received_at limit 1000`;
             return rows.map((r) => jobRequest(this.noticeJob, { inboxId: r.id as string, intentId: r.payment_intent_id as string }));
           },
@@ -610,7 +609,7 @@ export class PaymentIntents {
               select a.id, a.payment_intent_id from attempts a
                where a.status in ('captured', 'settled', 'partially_refunded')
                  and exists (select 1 from refunds r where r.attempt_id = a.id and r.status = 'succeeded' and r.updated_at > a.updated_at
-                                and r.updated_at < now() - ${RECONCILE_AFTER}::interval)
+                                and ${untouchedSql(sql, 'r.updated_at')})
                limit 1000`;
             return rows.map((r) => this.refundSettled(r.payment_intent_id as string, r.id as string));
           },

@@ -3,7 +3,7 @@
 // last4; detach → detached (idempotent). Nothing of the card but brand and last4 is stored; the
 // token is dropped at activation (or when the connector refuses it).
 import { randomUUID } from 'node:crypto';
-import type { Capability } from '../kernel/capability.js';
+import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Db, Sql } from '../kernel/db.js';
 import { LockBusy, hydrateRow, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
@@ -12,7 +12,6 @@ import { defineJob, jobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
-import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import { ProviderUnavailable, saveKeyFor, type SaveOutcome } from '../connectors/acquirer.js';
 import type { Router } from '../connectors/routing.js';
 import { paymentMethodMachine } from '../machines/payment-method.js';
@@ -183,14 +182,11 @@ export class PaymentMethods {
       name: 'payment_methods',
       jobs: [this.activateJob],
       reconcilers: [
-        {
-          name: 'saved methods waiting for activation',
-          run: async () => {
-            const rows = await sql`
-              select id from payment_methods where status = 'pending' and pending_token is not null and updated_at < now() - ${RECONCILE_AFTER}::interval limit 1000`;
-            return rows.map((m) => jobRequest(this.activateJob, { paymentMethodId: m.id as string }));
-          },
-        },
+        reconciler(
+          'saved methods waiting for activation',
+          () => staleRows(sql, { table: 'payment_methods', where: sql`pending_token is not null` }),
+          (m) => jobRequest(this.activateJob, { paymentMethodId: m.id as string }),
+        ),
       ],
     };
   }

@@ -13,7 +13,7 @@
 //   step of the payout machine: row, history, ledger entry, webhook event, in one transaction.
 //   An order the rail accepted but has not settled is polled by a durable timer.
 import { randomUUID } from 'node:crypto';
-import type { Capability } from '../kernel/capability.js';
+import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { LockBusy, hydrateRow, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
@@ -22,7 +22,6 @@ import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
-import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import type { TimerDef } from '../kernel/timers.js';
 import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
 import { checkClabe, maskClabe } from '../formats/clabe.js';
@@ -535,25 +534,17 @@ export class Payouts {
       jobs: [this.executeJob],
       timers: [this.pollTimer],
       reconcilers: [
-        {
-          name: 'payouts not yet sent or not yet recorded',
-          run: async () => {
-            // Accepted orders (provider_ref set) are polled by their timer; these never got an answer recorded.
-            const rows = await sql`
-              select id from payouts where status = 'processing' and provider_ref is null and updated_at < now() - ${RECONCILE_AFTER}::interval
-               order by updated_at limit 1000`;
-            return rows.map((r) => this.executeRequest(r.id as string));
-          },
-        },
-        {
-          name: 'payout notices not yet processed',
-          run: async () => {
-            const rows = await sql`
-              select id, subject_id from inbox where kind = 'payout.notice' and processed_at is null and received_at < now() - ${RECONCILE_AFTER}::interval
-               order by received_at limit 1000`;
-            return rows.map((r) => jobRequest(this.executeJob, { payoutId: r.subject_id as string, inboxId: r.id as string }));
-          },
-        },
+        // Accepted orders (provider_ref set) are polled by their timer; these never got an answer recorded.
+        reconciler(
+          'payouts not yet sent or not yet recorded',
+          () => staleRows(sql, { table: 'payouts', status: 'processing', where: sql`provider_ref is null` }),
+          (r) => this.executeRequest(r.id as string),
+        ),
+        reconciler(
+          'payout notices not yet processed',
+          () => staleRows(sql, { table: 'inbox', status: null, where: sql`kind = 'payout.notice' and processed_at is null`, columns: ['id', 'subject_id'], touched: 'received_at' }),
+          (r) => jobRequest(this.executeJob, { payoutId: r.subject_id as string, inboxId: r.id as string }),
+        ),
       ],
     };
   }

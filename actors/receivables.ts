@@ -9,7 +9,7 @@
 //   cancel: step (link deactivated in the same transaction), then the link's open intent is canceled;
 //   invoice: a job (PUE for the charge, or the REP of a PPD invoice) through the invoice actor,
 //           whose own idempotency per charge makes a retried or crashed job stamp once.
-import type { Capability } from '../kernel/capability.js';
+import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import { nowFor, tenantOffsetMsSql } from '../kernel/clock.js';
 import type { Sql } from '../kernel/db.js';
 import { clockOf, LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
@@ -21,7 +21,6 @@ import { appendEvent } from '../kernel/outbox.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
 import type { DomainEvent, ReactionContext } from '../kernel/reactions.js';
-import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import type { TimerDef } from '../kernel/timers.js';
 import { receivableMachine, type ReceivableEffect, type ReceivableStatus } from '../machines/receivable.js';
 import { checkReceptor } from '../formats/cfdi/receptor.js';
@@ -554,13 +553,11 @@ export class Receivables {
       timers: [this.overdueTimer],
       reactions: [{ on: 'payment_intent.succeeded', run: (e, ctx) => this.onIntentSucceeded(e, ctx) }],
       reconcilers: [
-        {
-          name: 'paid receivables whose CFDI is not stamped yet',
-          run: async () => {
-            const rows = await sql`select id from receivables where invoice_status = 'pending' and updated_at < now() - ${RECONCILE_AFTER}::interval limit 1000`;
-            return rows.map((r) => jobRequest(this.invoiceJob, { receivableId: r.id as string }));
-          },
-        },
+        reconciler(
+          'paid receivables whose CFDI is not stamped yet',
+          () => staleRows(sql, { table: 'receivables', statusColumn: 'invoice_status' }),
+          (r) => jobRequest(this.invoiceJob, { receivableId: r.id as string }),
+        ),
       ],
     };
   }

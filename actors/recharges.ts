@@ -18,7 +18,7 @@
 //   time writes `recharge.deposit.detected` in the same transaction, its event id derived from the
 //   movement (a re-read or a second reader makes no second event).
 import { createHash, randomUUID } from 'node:crypto';
-import type { Capability } from '../kernel/capability.js';
+import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { clockOf, hydrateRow, LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
@@ -27,7 +27,6 @@ import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import { appendEvent } from '../kernel/outbox.js';
 import type { Principal } from '../kernel/principal.js';
-import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import type { SecretBox } from '../kernel/secret-box.js';
 import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
 import { AggregatorTimeout, reportDay, type BagAccount, type BagMovement, type ProductInfo, type RechargeAggregator, type RechargeState } from '../connectors/recharge/aggregator.js';
@@ -448,14 +447,11 @@ export class Recharges {
       jobs: [this.resolveJob, this.bagJob],
       schedules: [{ name: 'recharge-bag-reader', everyMs: BAG_READ_EVERY_MS, job: jobRequest(this.bagJob, {}) }],
       reconcilers: [
-        {
-          name: 'recharges left pending (a timeout, a crash)',
-          run: async () => {
-            const rows = await sql`
-              select id from recharges where status = 'pending' and updated_at < now() - ${RECONCILE_AFTER}::interval order by updated_at limit 1000`;
-            return rows.map((r) => jobRequest(this.resolveJob, { rechargeId: r.id as string }));
-          },
-        },
+        reconciler(
+          'recharges left pending (a timeout, a crash)',
+          () => staleRows(sql, { table: 'recharges' }),
+          (r) => jobRequest(this.resolveJob, { rechargeId: r.id as string }),
+        ),
       ],
     };
   }

@@ -9,7 +9,7 @@
 //   machine (row, history, ledger entry, event, in one transaction).
 // - The attempt's status (partially_refunded, refunded) belongs to the payment intent actor: a
 //   succeeded refund asks it, with a job after the commit, to change it.
-import type { Capability } from '../kernel/capability.js';
+import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { tenantOffsetMsSql } from '../kernel/clock.js';
 import { LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv, clockOf } from '../kernel/entity.js';
@@ -20,7 +20,6 @@ import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
-import { RECONCILE_AFTER } from '../kernel/runtime.js';
 import { ProviderUnavailable, refundKeyFor, type RefundOutcome } from '../connectors/acquirer.js';
 import type { Router } from '../connectors/routing.js';
 import { refundMachine, type RefundEffect } from '../machines/refund.js';
@@ -359,14 +358,11 @@ export class Refunds {
       queues: { [REFUND_QUEUE]: 2 },
       jobs: [this.executeJob],
       reconcilers: [
-        {
-          name: 'refunds waiting on the provider',
-          run: async () => {
-            const rows = await sql`
-              select id from refunds where status = 'requested' and updated_at < now() - ${RECONCILE_AFTER}::interval order by updated_at limit 1000`;
-            return rows.map((r) => jobRequest(this.executeJob, { refundId: r.id as string }));
-          },
-        },
+        reconciler(
+          'refunds waiting on the provider',
+          () => staleRows(sql, { table: 'refunds', status: 'requested' }),
+          (r) => jobRequest(this.executeJob, { refundId: r.id as string }),
+        ),
       ],
     };
   }

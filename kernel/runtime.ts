@@ -47,8 +47,8 @@ export interface RunningRuntime {
   stop(): Promise<void>;
 }
 
-/** Attempts untouched for this long are considered lost by the reconcilers. */
-export const RECONCILE_AFTER = '3 seconds';
+/** Rows untouched for this long are considered lost by the reconcilers (declared with the reconciler helper). */
+export { RECONCILE_AFTER } from './capability.js';
 
 export class Runtime {
   readonly jobs: JobRegistry;
