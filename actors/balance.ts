@@ -3,13 +3,14 @@
 // account (captures less fees, refunds and disputes). Each connector settles on its own schedule
 // (days after the capture, by the tenant's clock): what is older than that is `available`, the rest
 // `pending`. Connectors' payouts to the merchant are not posted yet, so `available` is what is due.
+import { prefixOf } from '../kernel/accounts.js';
 import type { Sql } from '../kernel/db.js';
 import { ApiError } from '../kernel/errors.js';
 import { nowFor } from '../kernel/clock.js';
 import type { Principal } from '../kernel/principal.js';
 import { SETTLEMENT_DAYS } from '../connectors/routing.js';
 
-const ACCOUNT = 'connector_receivable:';
+const ACCOUNT = prefixOf('connector_receivable');
 /** Ages are bucketed in days up to this (every schedule is shorter). */
 const MAX_AGE_DAYS = 30;
 

@@ -14,6 +14,7 @@
 //   import's matching over a statement's open lines.
 // Statements are immutable documents and lines change only by matching, so they are not entity
 // actor resources (no machine, no version): see docs/bank-statements.md, "Why not the entity actor".
+import { accounts, prefixOf } from '../kernel/accounts.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { ApiError } from '../kernel/errors.js';
 import type { Capability } from '../kernel/capability.js';
@@ -323,7 +324,7 @@ export interface ImportInput {
 }
 
 /** The bank's ledger account: `bank:` and the statement's bank name, lower case, spaces as `_`. */
-export const bankAccount = (bank: string) => `bank:${bank.trim().toLowerCase().replace(/\s+/g, '_').slice(0, 80)}`;
+export const bankAccount = (bank: string) => accounts.bank(bank.trim().toLowerCase().replace(/\s+/g, '_').slice(0, 80));
 
 const isUniqueViolation = (e: unknown, constraint: string) => (e as { code?: string; constraint_name?: string })?.code === '23505' && (e as { constraint_name?: string }).constraint_name === constraint;
 
@@ -384,7 +385,7 @@ async function matchStatement(tx: Db, statementId: string, toleranceDays: number
         from u where u.deposit_entry_id is not null)
     insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor)
     select u.deposit_entry_id, u.tenant_id, u.livemode, x.account, u.currency, x.amount
-      from u cross join lateral (values (${bankAccount(bank)}::text, u.credit_minor), ('connector_receivable:' || u.connector_key, -u.credit_minor)) x(account, amount)
+      from u cross join lateral (values (${bankAccount(bank)}::text, u.credit_minor), (${prefixOf('connector_receivable')} || u.connector_key, -u.credit_minor)) x(account, amount)
      where u.deposit_entry_id is not null`;
 }
 
@@ -515,7 +516,7 @@ export const bankStatementsCapability: Capability = {
             memo: `bank statement line ${String(exact.id)}`,
             lines: [
               { account: bankAccount(exact.bank as string), currency: exact.currency as string, amountMinor: total },
-              { account: `connector_receivable:${String(a.connector_key)}`, currency: exact.currency as string, amountMinor: -total },
+              { account: accounts.connectorReceivable(String(a.connector_key)), currency: exact.currency as string, amountMinor: -total },
             ],
           });
           tx`

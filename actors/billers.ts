@@ -7,6 +7,7 @@
 // - Never paid twice: the row is committed `pending` (under the entity's lock) before the
 //   aggregator is called with a key derived from the row id; a pending payment (a crash, a lost
 //   answer) is asked about first and paid only if the aggregator never saw it.
+import { accounts } from '../kernel/accounts.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
@@ -62,8 +63,8 @@ export function servicePaymentView(r: ServicePaymentRow) {
 
 /** Ledger of a paid bill (ours, docs/billers.md): what the payer handed over is owed to the biller's aggregator. */
 export const billPaidLines = (billerCode: string, currency: string, amount: number) => [
-  { account: 'service_payment_clearing', currency, amountMinor: amount },
-  { account: `biller_payable:${billerCode}`, currency, amountMinor: -amount },
+  { account: accounts.servicePaymentClearing, currency, amountMinor: amount },
+  { account: accounts.billerPayable(billerCode), currency, amountMinor: -amount },
 ];
 
 /** A service payment's step: pure. */

@@ -9,6 +9,7 @@
 //   payouts                            money sent to a beneficiary by a plain payout (no split)
 //   payout_source:<connector>          the merchant's own account at the rail (its STP account):
 //                                      payouts leave from it, devoluciones come back to it
+import { accounts, type Account } from '../kernel/accounts.js';
 import type { Line } from '../kernel/ledger.js';
 
 export interface SplitLine {
@@ -25,20 +26,20 @@ export function transferLines(currency: string, chargeMinor: number, feeMinor: n
   const sum = splits.reduce((s, x) => s + x.amountMinor, 0);
   if (feeMinor + sum !== chargeMinor) throw new Error(`transfer does not add up: fee ${feeMinor} + splits ${sum} != charge ${chargeMinor}`);
   return [
-    { account: 'sales', currency, amountMinor: chargeMinor },
-    { account: 'platform_fee_income', currency, amountMinor: -feeMinor },
-    ...splits.map((s) => ({ account: `connect_payable:${s.connectAccountId}`, currency, amountMinor: -s.amountMinor })),
+    { account: accounts.sales, currency, amountMinor: chargeMinor },
+    { account: accounts.platformFeeIncome, currency, amountMinor: -feeMinor },
+    ...splits.map((s) => ({ account: accounts.connectPayable(s.connectAccountId), currency, amountMinor: -s.amountMinor })),
   ];
 }
 
 /** Whom a payout pays, in the books: a sub-merchant's payable (a split's payout) or plain `payouts`. */
-export const payoutDebitAccount = (connectAccountId: string | null | undefined) => (connectAccountId ? `connect_payable:${connectAccountId}` : 'payouts');
+export const payoutDebitAccount = (connectAccountId: string | null | undefined): Account => (connectAccountId ? accounts.connectPayable(connectAccountId) : accounts.payouts);
 
 /** A payout left the merchant's account at the rail (posted when the rail reports it paid). */
 export function payoutSentLines(connector: string, currency: string, amountMinor: number, connectAccountId?: string | null): Line[] {
   return [
     { account: payoutDebitAccount(connectAccountId), currency, amountMinor },
-    { account: `payout_source:${connector}`, currency, amountMinor: -amountMinor },
+    { account: accounts.payoutSource(connector), currency, amountMinor: -amountMinor },
   ];
 }
 

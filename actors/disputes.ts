@@ -1,5 +1,6 @@
 // Disputes (decisions.md §4): opened when the provider reports one for a charge (the sim does for
 // tok_sim_dispute); the disputed amount moves to `disputed_funds` in the ledger.
+import { accounts } from '../kernel/accounts.js';
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../kernel/principal.js';
 import type { Db, Sql } from '../kernel/db.js';
@@ -49,8 +50,8 @@ export async function openDispute(tx: Db, attemptId: string, reason: string): Pr
       refId: id,
       memo: `dispute of attempt ${attemptId}`,
       lines: [
-        { account: 'disputed_funds', currency: a.currency as string, amountMinor: Number(a.amount_minor) },
-        { account: `connector_receivable:${String(a.connector_key)}`, currency: a.currency as string, amountMinor: -Number(a.amount_minor) },
+        { account: accounts.disputedFunds, currency: a.currency as string, amountMinor: Number(a.amount_minor) },
+        { account: accounts.connectorReceivable(String(a.connector_key)), currency: a.currency as string, amountMinor: -Number(a.amount_minor) },
       ],
     });
   }

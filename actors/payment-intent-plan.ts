@@ -3,6 +3,7 @@
 // transaction, the rows, events, ledger entries, timers and jobs of the transition. No I/O: the
 // entity actor (kernel/entity.ts) commits the plan in one fenced transaction. Tested without a
 // database in test/machines/payment-intent-plan.test.ts.
+import { accounts } from '../kernel/accounts.js';
 import { ApiError } from '../kernel/errors.js';
 import type { ErrorCode } from '../kernel/error-catalog.js';
 import type { Plan, PlannedEvent, StepEnv, TimerWrite, Write } from '../kernel/entity.js';
@@ -363,8 +364,8 @@ export function planIntentStep(h: HydratedIntent, cmd: IntentCommand, env: StepE
         refId: disputeId,
         memo: `dispute of attempt ${open.id}`,
         lines: [
-          { account: 'disputed_funds', currency: open.currency, amountMinor: open.amount_minor },
-          { account: `connector_receivable:${open.connector_key}`, currency: open.currency, amountMinor: -open.amount_minor },
+          { account: accounts.disputedFunds, currency: open.currency, amountMinor: open.amount_minor },
+          { account: accounts.connectorReceivable(open.connector_key), currency: open.currency, amountMinor: -open.amount_minor },
         ],
       });
     }

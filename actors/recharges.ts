@@ -17,6 +17,7 @@
 //   yesterday per account; each movement is stored once; a credit movement stored for the first
 //   time writes `recharge.deposit.detected` in the same transaction, its event id derived from the
 //   movement (a re-read or a second reader makes no second event).
+import { accounts } from '../kernel/accounts.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
@@ -91,9 +92,9 @@ export const productView = (p: ProductInfo) => ({ object: 'recharge_product' as 
 
 /** spec: the recharge entry on confirmed delivery (sum zero; the service fee never enters it). */
 export const rechargeDeliveredLines = (carrier: string, currency: string, face: number, commission: number) => [
-  { account: 'recharge_clearing', currency, amountMinor: face },
-  { account: `recharge_payable:${carrier}`, currency, amountMinor: -(face - commission) },
-  { account: 'merchant_recharge_income', currency, amountMinor: -commission },
+  { account: accounts.rechargeClearing, currency, amountMinor: face },
+  { account: accounts.rechargePayable(carrier), currency, amountMinor: -(face - commission) },
+  { account: accounts.merchantRechargeIncome, currency, amountMinor: -commission },
 ];
 
 /** A recharge's step: pure. */

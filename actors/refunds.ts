@@ -9,6 +9,7 @@
 //   machine (row, history, ledger entry, event, in one transaction).
 // - The attempt's status (partially_refunded, refunded) belongs to the payment intent actor: a
 //   succeeded refund asks it, with a job after the commit, to change it.
+import { accounts } from '../kernel/accounts.js';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { tenantOffsetMsSql } from '../kernel/clock.js';
@@ -164,8 +165,8 @@ export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: St
         refId: r.id,
         memo: `refund of attempt ${r.attempt_id}`,
         lines: [
-          { account: 'refunds', currency: r.currency, amountMinor: r.amount_minor },
-          { account: `connector_receivable:${h.connectorKey}`, currency: r.currency, amountMinor: -r.amount_minor },
+          { account: accounts.refunds, currency: r.currency, amountMinor: r.amount_minor },
+          { account: accounts.connectorReceivable(h.connectorKey), currency: r.currency, amountMinor: -r.amount_minor },
         ],
       });
     } else if (e.type === 'settleAttempt') {

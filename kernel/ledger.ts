@@ -1,10 +1,12 @@
 // The double-entry journal: one entry per business fact, lines summing to zero per currency
 // (checked here, and enforced by the database at commit), never updated or deleted.
+import { accounts, type Account } from './accounts.js';
 import { randomUUID } from 'node:crypto';
 import type { Db } from './db.js';
 
 export interface Line {
-  account: string;
+  /** A name of the chart of accounts (kernel/accounts.ts). */
+  account: Account;
   currency: string;
   /** Debit positive, credit negative, integer minor units. */
   amountMinor: number;
@@ -60,10 +62,10 @@ export function postEntry(tx: Db, e: EntryInput): Promise<string> {
  */
 export function captureLines(connector: string, currency: string, amountMinor: number, tipMinor: number, feeMinor: number): Line[] {
   return [
-    { account: `connector_receivable:${connector}`, currency, amountMinor: amountMinor + tipMinor },
-    { account: 'sales', currency, amountMinor: -amountMinor },
-    { account: 'tips_payable', currency, amountMinor: -tipMinor },
-    { account: `connector_fees:${connector}`, currency, amountMinor: feeMinor },
-    { account: `connector_receivable:${connector}`, currency, amountMinor: -feeMinor },
+    { account: accounts.connectorReceivable(connector), currency, amountMinor: amountMinor + tipMinor },
+    { account: accounts.sales, currency, amountMinor: -amountMinor },
+    { account: accounts.tipsPayable, currency, amountMinor: -tipMinor },
+    { account: accounts.connectorFees(connector), currency, amountMinor: feeMinor },
+    { account: accounts.connectorReceivable(connector), currency, amountMinor: -feeMinor },
   ];
 }

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { createSql, type Sql } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
 import { captureLines, postEntry } from '../kernel/ledger.js';
+import type { Account } from '../kernel/accounts.js';
 import { testConfig } from './helpers/app.js';
 
 let sql: Sql;
@@ -89,7 +90,7 @@ t.test('summaries equal a recomputation from the journal after concurrent postin
           refType: 'refund',
           refId: r,
           lines: [
-            { account: 'sales_returns', currency: 'MXN', amountMinor: Math.floor(c.amount / 2) },
+            { account: 'sales_returns' as Account, currency: 'MXN', amountMinor: Math.floor(c.amount / 2) },
             { account: 'connector_receivable:sim', currency: 'MXN', amountMinor: -Math.floor(c.amount / 2) },
           ],
         });
@@ -97,7 +98,7 @@ t.test('summaries equal a recomputation from the journal after concurrent postin
     }),
     ...Array.from({ length: 20 }, (_, k) =>
       sql.begin((tx) =>
-        postEntry(tx, { tenantId: tenants[k % 2], livemode: false, kind: 'adjustment', refType: 'test', refId: randomUUID(), lines: [{ account: 'cash', currency: k % 4 === 0 ? 'USD' : 'MXN', amountMinor: 10 + k }, { account: 'sales', currency: k % 4 === 0 ? 'USD' : 'MXN', amountMinor: -(10 + k) }] }),
+        postEntry(tx, { tenantId: tenants[k % 2], livemode: false, kind: 'adjustment', refType: 'test', refId: randomUUID(), lines: [{ account: 'cash' as Account, currency: k % 4 === 0 ? 'USD' : 'MXN', amountMinor: 10 + k }, { account: 'sales', currency: k % 4 === 0 ? 'USD' : 'MXN', amountMinor: -(10 + k) }] }),
       ),
     ),
   ]);
@@ -125,7 +126,7 @@ t.test('lines on an entry of a closed month, or naming another tenant, are refus
   const tenant = randomUUID();
   const other = randomUUID();
   for (const id of [tenant, other]) await sql`insert into tenants (id, name) values (${id}, 'summaries-refusals')`;
-  const entry = await sql.begin((tx) => postEntry(tx, { tenantId: tenant, livemode: false, kind: 'adjustment', refType: 'test', refId: randomUUID(), lines: [{ account: 'cash', currency: 'MXN', amountMinor: 5 }, { account: 'sales', currency: 'MXN', amountMinor: -5 }] }));
+  const entry = await sql.begin((tx) => postEntry(tx, { tenantId: tenant, livemode: false, kind: 'adjustment', refType: 'test', refId: randomUUID(), lines: [{ account: 'cash' as Account, currency: 'MXN', amountMinor: 5 }, { account: 'sales', currency: 'MXN', amountMinor: -5 }] }));
   await t.rejects(
     sql`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (${entry}, ${other}, false, 'cash', 'MXN', 1), (${entry}, ${other}, false, 'sales', 'MXN', -1)`,
     { code: '23514', message: /another tenant/ },

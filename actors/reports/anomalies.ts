@@ -5,6 +5,7 @@
 //   amount_mismatch      a charge captured (or booked) for another amount than the intent's total
 //   duplicate_charge     the same card charged the same total again within 10 minutes
 //   stale_processing     an intent still `processing` an hour after its last change
+import { prefixOf } from '../../kernel/accounts.js';
 import { nowFor } from '../../kernel/clock.js';
 import type { Sql } from '../../kernel/db.js';
 import type { Principal } from '../../kernel/principal.js';
@@ -41,6 +42,8 @@ export interface Anomaly {
   observed_minor?: number;
 }
 
+/** `connector_receivable:%` as a LIKE pattern (the `_` escaped). */
+const RECEIVABLE_LIKE = `${prefixOf('connector_receivable').replace(/_/g, '\\_')}%`;
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
 
@@ -95,12 +98,12 @@ export async function anomalies(deps: { readSql: Sql }, p: Principal, q: { from?
        group by 1`,
     sql`
       select c.payment_intent_id, c.attempt_id, c.occurred_at, c.currency, c.amount_minor + c.tip_minor as expected, a.amount_minor as attempted,
-             (select coalesce(sum(l.amount_minor), 0) from journal_lines l where l.entry_id = c.entry_id and l.amount_minor > 0 and l.account like 'connector\\_receivable:%')::bigint as booked
+             (select coalesce(sum(l.amount_minor), 0) from journal_lines l where l.entry_id = c.entry_id and l.amount_minor > 0 and l.account like ${RECEIVABLE_LIKE})::bigint as booked
         from cash_facts c join attempts a on a.id = c.attempt_id
        where c.tenant_id = ${p.tenantId} and c.livemode = ${p.livemode} and c.kind = 'charge'
          and c.occurred_at >= ${w.from.at} and c.occurred_at < ${w.to.at}
          and (a.amount_minor <> c.amount_minor + c.tip_minor
-              or (select coalesce(sum(l.amount_minor), 0) from journal_lines l where l.entry_id = c.entry_id and l.amount_minor > 0 and l.account like 'connector\\_receivable:%') <> c.amount_minor + c.tip_minor)
+              or (select coalesce(sum(l.amount_minor), 0) from journal_lines l where l.entry_id = c.entry_id and l.amount_minor > 0 and l.account like ${RECEIVABLE_LIKE}) <> c.amount_minor + c.tip_minor)
        order by c.occurred_at, c.attempt_id`,
     sql`
       select * from (

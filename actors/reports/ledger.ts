@@ -2,6 +2,7 @@
 // COI, the tenant's account mapping, and the period close. They read ledger_daily (per account,
 // currency and accounting day; migration 0050), kept by a trigger in each posting's transaction.
 // Accounting days and the close rule: docs/reports.md.
+import { accounts } from '../../kernel/accounts.js';
 import { ApiError } from '../../kernel/errors.js';
 import { nowFor } from '../../kernel/clock.js';
 import type { Db, Sql } from '../../kernel/db.js';
@@ -229,7 +230,7 @@ export async function polizas(deps: { readSql: Sql }, p: Principal, q: { format:
     const debits = Number(r.debits);
     const credits = Number(r.credits);
     // The day's CFDIs document its sales: tied to the income movement.
-    const cfdisHere = account === 'sales' ? cfdiByDay.get(day) : undefined;
+    const cfdisHere = account === accounts.sales ? cfdiByDay.get(day) : undefined;
     if (debits > 0) list.push({ account: code(account).code, side: 'cargo', amountMinor: debits, concept, reference });
     if (credits > 0) list.push({ account: code(account).code, side: 'abono', amountMinor: credits, concept, reference, ...(cfdisHere?.length ? { cfdis: cfdisHere } : {}) });
     byDay.set(day, list);
