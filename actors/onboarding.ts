@@ -7,6 +7,7 @@
 // - Submit verifies synchronously: completeness (400, nothing written), then RFC/CLABE formats
 //   (needs_info with status_reason) and the taxpayer lists (rejected), else approved.
 // - The full CLABE is sealed (ops/secret-box.ts) and shown only as `clabe_masked`.
+import { eventDataOf } from '../kernel/json.js';
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
 import { hydrateRow, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
@@ -93,9 +94,7 @@ export function applicationView(r: ApplicationRow, withDocuments = true) {
 
 /** The data of onboarding_application.* events: the list projection without absent fields. */
 function eventData(r: ApplicationRow) {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(applicationView(r, false))) if (v !== null && v !== undefined) out[k] = v;
-  return out;
+  return eventDataOf(applicationView(r, false));
 }
 
 const MACHINE_EVENT = { approve: 'operator.approve', reject: 'operator.reject', request_info: 'operator.request_info' } as const;

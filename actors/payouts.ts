@@ -12,6 +12,7 @@
 // - The rail's evidence (its answer, a status query, a callback confirmed by a status query) is a
 //   step of the payout machine: row, history, ledger entry, webhook event, in one transaction.
 //   An order the rail accepted but has not settled is polled by a durable timer.
+import { eventDataOf } from '../kernel/json.js';
 import { randomUUID } from 'node:crypto';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
@@ -119,10 +120,7 @@ export function payoutView(r: PayoutRow, clabe: string) {
  */
 export function payoutEventData(r: PayoutRow) {
   const { clabe: _full, ...view } = payoutView(r, '');
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(view)) if (v !== null && v !== undefined && k !== 'livemode') out[k] = v;
-  out.clabe_masked = r.clabe_masked;
-  return out;
+  return { ...eventDataOf(view, ['livemode']), clabe_masked: r.clabe_masked };
 }
 
 export function approvalView(r: Record<string, unknown>) {

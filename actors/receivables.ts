@@ -9,6 +9,7 @@
 //   cancel: step (link deactivated in the same transaction), then the link's open intent is canceled;
 //   invoice: a job (PUE for the charge, or the REP of a PPD invoice) through the invoice actor,
 //           whose own idempotency per charge makes a retried or crashed job stamp once.
+import { eventDataOf } from '../kernel/json.js';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import { nowFor, tenantOffsetMsSql } from '../kernel/clock.js';
 import type { Sql } from '../kernel/db.js';
@@ -123,7 +124,7 @@ export function receivableView(r: ReceivableRow, now: Date) {
 export type ReceivableView = ReturnType<typeof receivableView>;
 
 /** Event data: the projection without nulls (as every authenticated answer). */
-const eventData = (r: ReceivableRow, now: Date) => Object.fromEntries(Object.entries(receivableView(r, now)).filter(([, v]) => v !== null));
+const eventData = (r: ReceivableRow, now: Date) => eventDataOf(receivableView(r, now));
 
 // ------------------------------------------------------------------------------------------
 // Input rules (pure)

@@ -9,6 +9,7 @@
 //   machine (row, history, ledger entry, event, in one transaction).
 // - The attempt's status (partially_refunded, refunded) belongs to the payment intent actor: a
 //   succeeded refund asks it, with a job after the commit, to change it.
+import { eventDataOf } from '../kernel/json.js';
 import { accounts } from '../kernel/accounts.js';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
@@ -93,10 +94,7 @@ export function refundView(r: RefundRow) {
  * without absent fields, as every authenticated projection (spec: null fields are omitted).
  */
 export function refundEventData(r: RefundRow) {
-  const v = refundView(r);
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined && k !== 'livemode') out[k] = x;
-  return out;
+  return eventDataOf(refundView(r), ['livemode']);
 }
 
 export function approvalView(r: Record<string, unknown>) {

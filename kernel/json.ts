@@ -45,3 +45,15 @@ export function canonicalJson(value: unknown): string {
   const keys = Object.keys(value as object).sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
 }
+
+/**
+ * The data of a domain event: a resource's projection without its absent (null or undefined)
+ * top-level fields, as every authenticated projection (spec: null fields are omitted), less the
+ * fields named in `omit` (e.g. `livemode`, which the event carries itself). Written once here for
+ * every actor's `*.eventData`.
+ */
+export function eventDataOf(view: Record<string, unknown>, omit: readonly string[] = []): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(view)) if (v !== null && v !== undefined && !omit.includes(k)) out[k] = v;
+  return out;
+}
