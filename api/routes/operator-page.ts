@@ -2,9 +2,9 @@
 // from web/operator (plain files, no build step). Everything it shows and does goes through the
 // operator routes (/portal/api/operator/*) and the portal's sign-in (/portal/api/session*), under
 // the portal's session cookie (Path=/portal) and its strict CSP.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { webDir as WEB } from '../../ops/paths.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ApiError } from '../../kernel/errors.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { PORTAL_CSP } from './portal.js';
@@ -17,7 +17,14 @@ const HTML = `<!doctype html>
 <script type="module" src="/portal/operator/assets/operator.js"></script></body></html>`;
 const FILES: Record<string, string> = { 'operator.js': 'text/javascript; charset=utf-8', 'operator.css': 'text/css; charset=utf-8' };
 const cache = new Map<string, string>();
-const webDir = join(WEB, 'operator');
+/** web/operator above this file (dist/api/routes or the source tree), found without importing ops/ (api never imports ops). */
+function findWebDir(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'web', 'operator', 'operator.js'))) return join(dir, 'web', 'operator');
+    if (dirname(dir) === dir) throw new Error('web/operator not found above api/routes/operator-page');
+  }
+}
+const webDir = findWebDir();
 
 export const operatorPageRoutes: RouteDef[] = [
   defineRoute({
