@@ -23,7 +23,7 @@ import { initialState } from '../kernel/machine-step.js';
 import { invoiceMachine } from '../machines/invoice.js';
 import { desglosar } from '../formats/cfdi/amounts.js';
 import { formaPagoDeMetodo } from '../formats/cfdi/catalogs.js';
-import { construirEgreso, construirIngreso, construirPago, sellarComprobante, type Receptor } from '../formats/cfdi/comprobante.js';
+import { construirEgreso, construirIngreso, construirPago, sellarComprobanteAsync, type Receptor } from '../formats/cfdi/comprobante.js';
 import { checkReceptor, checkRfc, RFC_EXTRANJERO, RFC_PUBLICO_GENERAL, type ReceptorInput } from '../formats/cfdi/receptor.js';
 import { renderPdf } from '../formats/cfdi/pdf.js';
 import { PAC_IS_LIVE, PacRegistry, type PacProvider } from '../connectors/pac/index.js';
@@ -329,7 +329,7 @@ export class Invoices {
     const { issuer, now } = ctx;
     const folio = await this.takeFolio(issuer, 'F');
     const built = construirIngreso({ serie: issuer.serie, folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(o.receptor), metodoPago: o.metodoPago, formaPago: o.formaPago, conceptos: o.conceptos });
-    const sealed = sellarComprobante(built.doc, issuer.csd!);
+    const sealed = await sellarComprobanteAsync(built.doc, issuer.csd!);
     const d = desglosar(o.conceptos.map((c) => c.importeMinor));
     const at = new Date();
     const row: InvoiceRow = {
@@ -444,7 +444,7 @@ export class Invoices {
         fechaPago: ch.succeededAt, formaDePagoP: ch.method ? formaPagoDeMetodo(ch.method) : '99', montoMinor: ch.totalMinor, numOperacion: ch.id,
         docto: { uuid: inv.uuid_fiscal!, serie: inv.serie ?? undefined, folio: inv.folio ?? undefined, numParcialidad: parcialidad, saldoAnteriorMinor: saldo },
       });
-      const sealed = sellarComprobante(built.doc, issuer.csd!);
+      const sealed = await sellarComprobanteAsync(built.doc, issuer.csd!);
       const paymentId = randomUUID();
       await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_payment', payment: { id: paymentId, paymentIntentId: ch.id, montoMinor: ch.totalMinor, parcialidad, serie: 'RP', folio, sealedXml: sealed.xml } }, { waitMs: 0, known: h });
       const a = await this.askPac(ctx, sealed.xml, 'stamp');
@@ -477,7 +477,7 @@ export class Invoices {
       const folio = await this.takeFolio(issuer, 'NC');
       const formaPago = inv.metodo_pago === 'PPD' ? '15' : inv.forma_pago;
       const built = construirEgreso({ serie: 'NC', folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(inv.receptor), formaPago, relacionados: [inv.uuid_fiscal!], totalMinor: body.total_minor, descripcion: body.motivo ?? 'Bonificación' });
-      const sealed = sellarComprobante(built.doc, issuer.csd!);
+      const sealed = await sellarComprobanteAsync(built.doc, issuer.csd!);
       const noteId = randomUUID();
       await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_credit', note: { id: noteId, totalMinor: built.totalMinor, baseMinor: built.subtotalMinor, ivaMinor: built.ivaMinor, motivo: body.motivo ?? null, serie: 'NC', folio, sealedXml: sealed.xml } }, { waitMs: 0, known: h });
       const a = await this.askPac(ctx, sealed.xml, 'stamp');

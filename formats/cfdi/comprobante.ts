@@ -4,7 +4,7 @@
 import { TASA_IVA_16, desglosar, pesos, baseDeTotal } from './amounts.js';
 import { CLAVE_PROD_SERV_DEFAULT, CLAVE_UNIDAD_DEFAULT, CLAVE_PROD_SERV_NOTA_CREDITO, CONCEPTO_PAGO, USOS } from './catalogs.js';
 import { cadenaOriginal } from './cadena.js';
-import { sellar, type Csd } from './csd.js';
+import { sellar, sellarAsync, type Csd } from './csd.js';
 import { NOMBRE_PUBLICO_GENERAL, RFC_PUBLICO_GENERAL, RFC_EXTRANJERO } from './receptor.js';
 import { NS, SCHEMA_LOCATION, el, kid, serialize, setAttr, type XmlElement } from './xml.js';
 
@@ -271,6 +271,18 @@ export function sellarComprobante(doc: XmlElement, csd: Pick<Csd, 'noCertificado
   const cadena = cadenaOriginal(doc);
   const sello = sellar(cadena, csd.privateKey);
   // Sello after Fecha and Certificado after NoCertificado, as in SAT's samples.
+  const at = (k: string) => doc.attrs.findIndex(([n]) => n === k);
+  doc.attrs = doc.attrs.filter(([k]) => k !== 'Sello' && k !== 'Certificado');
+  doc.attrs.splice(at('Fecha') + 1, 0, ['Sello', sello]);
+  doc.attrs.splice(at('NoCertificado') + 1, 0, ['Certificado', csd.certificado]);
+  return { doc, xml: serialize(doc), cadena, sello };
+}
+
+/** sellarComprobante with the RSA signature on libuv's thread pool (csd.ts sellarAsync); same document. */
+export async function sellarComprobanteAsync(doc: XmlElement, csd: Pick<Csd, 'noCertificado' | 'certificado' | 'privateKey'>): Promise<Sellado> {
+  setAttr(doc, 'NoCertificado', csd.noCertificado);
+  const cadena = cadenaOriginal(doc);
+  const sello = await sellarAsync(cadena, csd.privateKey);
   const at = (k: string) => doc.attrs.findIndex(([n]) => n === k);
   doc.attrs = doc.attrs.filter(([k]) => k !== 'Sello' && k !== 'Certificado');
   doc.attrs.splice(at('Fecha') + 1, 0, ['Sello', sello]);

@@ -2,7 +2,7 @@
 // key (.key, DER PKCS#8 encrypted with the key password). Node's crypto reads both, so no library
 // is needed. The Sello is RSA-SHA256 (PKCS#1 v1.5) over the UTF-8 cadena original, in base64
 // (Anexo 20, CFDI 4.0); NoCertificado is the certificate serial read as ASCII (20 digits).
-import { X509Certificate, createPrivateKey, createSign, createVerify, type KeyObject } from 'node:crypto';
+import { X509Certificate, createPrivateKey, createSign, createVerify, sign, verify, type KeyObject } from 'node:crypto';
 
 export interface Csd {
   /** 20-digit certificate number (NoCertificado). */
@@ -74,6 +74,15 @@ export function sellar(cadena: string, privateKey: KeyObject): string {
   return createSign('RSA-SHA256').update(cadena, 'utf8').sign(privateKey, 'base64');
 }
 
+/**
+ * The same Sello computed on libuv's thread pool (crypto.sign with a callback): the RSA operation,
+ * about 1 ms of CPU, does not hold the event loop (issue 26: a burst of invoices must not delay
+ * confirms). RSASSA-PKCS1-v1_5 is deterministic: the result equals sellar's.
+ */
+export function sellarAsync(cadena: string, privateKey: KeyObject): Promise<string> {
+  return new Promise((resolve, reject) => sign('sha256', Buffer.from(cadena, 'utf8'), privateKey, (err, sig) => (err ? reject(err) : resolve(sig.toString('base64')))));
+}
+
 // Public keys of the certificates seen lately (a PAC or a tenant verifies the same few many times).
 const publicKeys = new Map<string, KeyObject>();
 function publicKeyOf(certificadoBase64: string): KeyObject {
@@ -85,6 +94,17 @@ function publicKeyOf(certificadoBase64: string): KeyObject {
     publicKeys.set(k, key);
   }
   return key;
+}
+
+/** verificarSello on libuv's thread pool (crypto.verify with a callback). */
+export function verificarSelloAsync(cadena: string, sello: string, certificadoBase64: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    try {
+      verify('sha256', Buffer.from(cadena, 'utf8'), publicKeyOf(certificadoBase64), Buffer.from(sello.replace(/\s+/g, ''), 'base64'), (err, ok) => resolve(!err && ok));
+    } catch {
+      resolve(false);
+    }
+  });
 }
 
 /** Verifies a Sello against the cadena with the certificate carried in the document (base64 DER). */

@@ -1,7 +1,7 @@
 // TimbreFiscalDigital 1.1: the PAC's stamp inside cfdi:Complemento. SelloCFD is the issuer's Sello;
 // SelloSAT signs the TFD's own cadena (cadenaoriginal_TFD_1_1.xslt) with the PAC/SAT certificate.
 import { cadenaTimbre } from './cadena.js';
-import { sellar, verificarSello } from './csd.js';
+import { sellar, sellarAsync, verificarSello } from './csd.js';
 import { NS, SCHEMA_LOCATION, attr, el, kid, setAttr, type XmlElement } from './xml.js';
 import type { KeyObject } from 'node:crypto';
 
@@ -17,7 +17,20 @@ export interface Timbre {
 
 /** Builds and signs a TFD 1.1 (what a PAC does). UUID upper case as SAT writes it. */
 export function construirTimbre(t: Omit<Timbre, 'selloSat'>, pacKey: KeyObject): XmlElement {
-  const tfd = el('tfd:TimbreFiscalDigital', {
+  const tfd = timbreSinSello(t);
+  setAttr(tfd, 'SelloSAT', sellar(cadenaTimbre(tfd), pacKey));
+  return tfd;
+}
+
+/** construirTimbre with the RSA signature on libuv's thread pool (csd.ts sellarAsync); same TFD. */
+export async function construirTimbreAsync(t: Omit<Timbre, 'selloSat'>, pacKey: KeyObject): Promise<XmlElement> {
+  const tfd = timbreSinSello(t);
+  setAttr(tfd, 'SelloSAT', await sellarAsync(cadenaTimbre(tfd), pacKey));
+  return tfd;
+}
+
+function timbreSinSello(t: Omit<Timbre, 'selloSat'>): XmlElement {
+  return el('tfd:TimbreFiscalDigital', {
     'xmlns:tfd': NS.tfd,
     'xmlns:xsi': NS.xsi,
     'xsi:schemaLocation': SCHEMA_LOCATION.tfd,
@@ -29,8 +42,6 @@ export function construirTimbre(t: Omit<Timbre, 'selloSat'>, pacKey: KeyObject):
     SelloCFD: t.selloCfd,
     NoCertificadoSAT: t.noCertificadoSat,
   });
-  setAttr(tfd, 'SelloSAT', sellar(cadenaTimbre(tfd), pacKey));
-  return tfd;
 }
 
 /** Puts the TFD last inside cfdi:Complemento (created when the document has none). */
