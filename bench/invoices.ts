@@ -7,13 +7,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { Pool } from 'undici';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { appBench, Children, CpuSampler, dbUrl, dropDatabase, findProfile, fmt, here, latencyStats, machineInfo, monoUs, parseOptions, profileTables, sourceInfo, summarizeProfile, waitForQuiet } from './confirm-lib.js';
 import { construirIngreso, sellarComprobante } from '../formats/cfdi/comprobante.js';
 import { testCsd } from '../connectors/pac/test-csd.js';
 
-const opt = parseOptions<{ seconds: number; concurrency: number; warmup: number; bare: number; 'max-wait': number; profile: boolean }>(
+const opt = parseOptions<{ seconds: number; concurrency: number; warmup: number; bare: number; 'max-wait': number; profile: boolean; json?: string }>(
   process.argv.slice(2),
   {
     seconds: { type: 'number', default: 15, min: 2, max: 120, help: 'measured seconds of the API phase' },
@@ -22,6 +22,7 @@ const opt = parseOptions<{ seconds: number; concurrency: number; warmup: number;
     bare: { type: 'number', default: 5, min: 1, max: 60, help: 'seconds of the bare build + sign loop' },
     'max-wait': { type: 'number', default: 600, min: 0, max: 3600, help: 'seconds to wait for a quiet machine' },
     profile: { type: 'boolean', default: false, help: 'V8 CPU profile of the server during the measured phase (printed summary)' },
+    json: { type: 'string', help: 'write the figures (and the headline of ops/bench.mjs --baseline) as JSON here' },
   },
   'npm run bench:invoices -- [options]',
 );
@@ -130,6 +131,16 @@ async function main() {
       profText,
     ].join('\n'),
   );
+  if (opt.json)
+    writeFileSync(
+      opt.json,
+      JSON.stringify({ apiRate, bareRate, ratio: apiRate / bareRate, p50: st.p50, p99: st.p99, errors, cpu: cpuReport, headline: {
+        'invoices/s through the API': { value: apiRate, better: 'higher', unit: '/s' },
+        'API / bare build+seal': { value: apiRate / bareRate, better: 'higher', unit: 'x' },
+        'server CPU per invoice': { value: (10 * (cpuReport.pct.server ?? 0) * apiSeconds) / Math.max(1, lat.length), better: 'lower', unit: 'ms' },
+        'invoice p99': { value: st.p99, better: 'lower', unit: 'ms' },
+      } }, null, 2) + '\n',
+    );
 }
 
 main()
