@@ -102,7 +102,8 @@ async function main(): Promise<number> {
     const tenant = (await tr.json()) as { id: string; api_keys: Array<{ key: string; livemode: boolean }> };
     const key = tenant.api_keys?.find((k) => !k.livemode && k.key?.startsWith('sk_test_'))?.key;
     if (!key) throw new Error(`tenant creation answered ${tr.status}`);
-    const pool = new Pool(base, { connections: 512, pipelining: 1, keepAliveTimeout: 60_000 });
+    // Idle sockets closed by us before the server's idle timeout (uWS: 10 s) can close them under a request.
+    const pool = new Pool(base, { connections: 512, pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000 });
     const headers = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...extra });
     const post = async (path: string, body: string) => {
       const r = await pool.request({ method: 'POST', path, headers: headers(), body });
@@ -152,6 +153,7 @@ async function main(): Promise<number> {
       const lat: number[] = [];
       const statuses: Record<string, number> = {};
       let errors = 0;
+      const errorTexts: string[] = [];
       const inflight: Promise<void>[] = [];
       const t0 = performance.now() + 5;
       for (let i = 0; i < n; i++) {
@@ -168,11 +170,14 @@ async function main(): Promise<number> {
               lat.push(performance.now() - due);
               statuses[r.statusCode] = (statuses[r.statusCode] ?? 0) + 1;
             })
-            .catch(() => void errors++),
+            .catch((e: Error) => {
+              errors++;
+              if (errorTexts.length < 3) errorTexts.push(`${(e as { code?: string }).code ?? ''} ${e.message}`.trim());
+            }),
         );
       }
       await Promise.all(inflight);
-      return { sent: inflight.length, lat, statuses, errors, wallS: (performance.now() - t0) / 1000 };
+      return { sent: inflight.length, lat, statuses, errors, errorTexts, wallS: (performance.now() - t0) / 1000 };
     };
     const confirmBody = JSON.stringify({ payment_method: 'card', payment_token: 'tok_sim_ok' });
     const confirms = (ids: string[]) => () => {
@@ -230,7 +235,7 @@ async function main(): Promise<number> {
         evidenceRate = rate;
       }
       for (const [st, n] of Object.entries(r.statuses)) if (st !== '200') failures.push(`${rate}/s: ${n} confirms answered ${st}`);
-      if (r.errors) failures.push(`${rate}/s: ${r.errors} request errors`);
+      if (r.errors) failures.push(`${rate}/s: ${r.errors} request errors (${r.errorTexts.join('; ')})`);
       process.stdout.write(
         `${rate}/s: sent ${r.sent}, ${ok} x 200, p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms, max ${fmt(s.max, 1)} ms; app CPU ${fmt(res.appCpuPct)}%, Postgres ${fmt(res.pgCpuMsPerConfirm, 2)} ms/payment, other ${fmt(c.otherPct)}%, steal ${fmt(c.stealPct)}% (load ${load}); drained ${fmt(drainS, 1)} s` +
           (res.invoices ? `; invoices ${res.invoices.ok}/${res.invoices.sent} p99 ${fmt(res.invoices.p99, 1)} ms` : '') +
