@@ -173,7 +173,14 @@ try {
     mdTable(['CPU (app run)', 'api', 'worker', 'postgres', 'redis', 'bench', 'other', 'machine busy', 'steal'], [['% of one core', ...a.cpu]]),
   ].join('\n\n');
   process.stdout.write(`\n${report}\n`);
-  if (o.json) writeFileSync(String(o.json), JSON.stringify({ machine: machineInfo(), pgbench: pg, app: a }, null, 2));
+  const headline = {
+    'payouts created /s': { value: a.createdPerS, better: 'higher', unit: '/s' },
+    'created / pgbench create-sql': { value: a.createdPerS / pg['create-sql'].tps, better: 'higher', unit: 'x' },
+    'payouts executed /s': { value: a.executedPerS, better: 'higher', unit: '/s' },
+    'executed / pgbench payout-sql': { value: a.executedPerS / pg['payout-sql'].tps, better: 'higher', unit: 'x' },
+    'create p99': { value: a.p99, better: 'lower', unit: 'ms' },
+  };
+  if (o.json) writeFileSync(String(o.json), JSON.stringify({ machine: machineInfo(), pgbench: pg, app: a, headline }, null, 2));
 } finally {
   await children.stopAll();
   for (const c of cleanups.reverse()) await c().catch(() => {});
