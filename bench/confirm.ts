@@ -107,6 +107,7 @@ const SPEC = {
   'drain-timeout': { type: 'number', default: 60, min: 0, max: 600, help: 'seconds to wait for the worker to execute the backlog after the run' },
   'max-wait': { type: 'number', default: 900, min: 0, max: 3600, help: 'seconds to wait for another benchmark / a busy machine before starting' },
   json: { type: 'string', help: 'write the results as JSON to this file' },
+  analyze: { type: 'boolean', default: false, help: "ANALYZE the app's database after the warm-up (what autovacuum would have done; this machine's cluster runs with autovacuum = off)" },
   routing: { type: 'boolean', default: false, help: 'after the measured run, enable routing over two connectors (sim + sim_b, cheapest wins) for the tenant and measure the same load again (issue 20: no more than 10% below)' },
 } as const;
 interface Options {
@@ -129,6 +130,7 @@ interface Options {
   'drain-timeout': number;
   'max-wait': number;
   routing: boolean;
+  analyze: boolean;
   json?: string;
   [k: string]: number | string | boolean | undefined;
 }
@@ -688,6 +690,10 @@ async function main(): Promise<number> {
     process.stdout.write(`${fmt(w.confirm.rps)} confirms/s; waiting for the worker's backlog… `);
     const d = await drain(o['drain-timeout']);
     process.stdout.write(`drained in ${fmt(d.seconds, 1)} s\n`);
+  }
+  if (o.analyze) {
+    await appSql.unsafe('analyze');
+    process.stdout.write('analyzed the app database (--analyze)\n');
   }
 
   // Measured run (again, after a quiet spell, if other processes or the hypervisor disturbed it;

@@ -17,7 +17,7 @@ import { Pool } from 'undici';
 import { ensureDatabase } from '../kernel/db.js';
 import { Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, fmt, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, waitForQuiet } from './confirm-lib.js';
 
-const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; 'keep-db': boolean; evidence: boolean; 'max-wait': number; json?: string }>(
+const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; analyze: boolean; 'keep-db': boolean; evidence: boolean; 'max-wait': number; json?: string }>(
   process.argv.slice(2),
   {
     rates: { type: 'string', default: '25,50,75,100,125,150', help: 'offered confirms/s, one measured run each, in this order' },
@@ -25,6 +25,7 @@ const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-
     warmup: { type: 'number', default: 3, min: 0, max: 30, help: 'seconds at the first rate before measuring (not reported)' },
     'stop-ms': { type: 'number', default: 500, min: 50, max: 10_000, help: 'stop after two rates whose p99 exceeds this' },
     'invoice-rate': { type: 'number', default: 0, min: 0, max: 500, help: 'invoices/s offered meanwhile (0: none)' },
+    analyze: { type: 'boolean', default: false, help: "ANALYZE the app's database after the warm-up (what autovacuum would have done; this machine's cluster runs with autovacuum = off)" },
     'keep-db': { type: 'boolean', default: false, help: 'keep the scratch database (to EXPLAIN its statements afterwards); its name is printed' },
     evidence: { type: 'boolean', default: true, help: 'pg_stat_statements and trigger time per rate (the last rate is printed)' },
     'max-wait': { type: 'number', default: 30, min: 0, max: 3600, help: 'seconds to wait for a quiet machine before starting' },
@@ -194,6 +195,8 @@ async function main(): Promise<number> {
       await openLoop(rates[0], o.warmup, confirms(await createIntents(Math.round(rates[0] * o.warmup))));
       process.stdout.write(`drained in ${fmt(await drain(), 1)} s\n`);
     }
+    if (o.analyze) await sql.unsafe('analyze');
+
     let over = 0;
     for (const rate of rates) {
       const ids = await createIntents(Math.round(rate * o.duration));
