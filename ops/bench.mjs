@@ -39,10 +39,15 @@ for (let i = 0; i < argv.length; i++) {
   else rest.push(argv[i]);
 }
 
+let stopping = false;
 function runBench(args, env) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [join(root, 'dist', 'bench', `${name}.js`), ...args], { cwd: root, stdio: 'inherit', env });
-    const fwd = (sig) => child.kill(sig);
+    // A signal stops the bench in progress (it cleans up) and the guard's remaining runs.
+    const fwd = (sig) => {
+      stopping = true;
+      child.kill(sig);
+    };
     process.on('SIGINT', fwd);
     process.on('SIGTERM', fwd);
     child.on('exit', (code) => {
@@ -99,6 +104,7 @@ for (let r = 0; r < rounds; r++) {
       /* no JSON: the run failed */
     }
     runs.push({ which, round: r + 1, code, load, headline });
+    if (stopping) process.exit(130);
   }
 }
 rmSync(tmp, { recursive: true, force: true });
