@@ -27,7 +27,7 @@ import type { EntityLocks } from './lock.js';
 import type { Logger } from './log.js';
 import { appendEvent } from './outbox.js';
 import type { JobRegistry, JobRequest } from './jobs.js';
-import type { Reactions } from './reactions.js';
+import type { DomainEvent, Reactions } from './reactions.js';
 import type { Timers } from './timers.js';
 import { activeTraceId, ATTR, inSpan, SpanKind } from './tracing.js';
 
@@ -84,6 +84,22 @@ export interface PlannedEvent {
   eventId?: string;
 }
 
+/** What the actor needs to know of an entity kind to commit its steps. */
+export type EntityKindDef = Pick<EntityDef<Hydrated, unknown, unknown>, 'kind' | 'table' | 'history' | 'lostRace'>;
+
+/**
+ * Another entity's step, committed in the transaction of the step that carries it: a decision
+ * that creates or changes a second entity (an approval creates its refund), or what a reaction
+ * returns for the entity it changes (a paid intent pays its receivable). It is fenced, recorded
+ * and emits like any step; no side door writes an entity's row by hand.
+ */
+export interface EntityPlan {
+  def: EntityKindDef;
+  /** The row as read (its `version` fences `set`); for a creation, its tenant and mode (`create` holds the rest). */
+  row: EntityRow;
+  plan: Omit<Plan, 'result' | 'response'>;
+}
+
 /** What one step decides, as data. */
 export interface Plan<Result = unknown> {
   /** Columns of the entity's row that change (status, …): written fenced, with version + 1. */
@@ -103,6 +119,8 @@ export interface Plan<Result = unknown> {
   jobs?: JobRequest[];
   /** The answer stored with the request's Idempotency-Key, in the same transaction. */
   response?: { status: number; body: unknown };
+  /** Steps of other entities committed in this transaction (each fenced and recorded as its own). */
+  also?: EntityPlan[];
   /** What the command returns to its caller. */
   result: Result;
 }
@@ -210,7 +228,7 @@ export class EntityActor {
   }
 
   /** Creates an entity: its row and everything the plan holds, in one transaction (no lock: the id is new). */
-  async create<R = unknown>(def: Pick<EntityDef<Hydrated, unknown, unknown>, 'kind' | 'table' | 'history' | 'lostRace'>, scope: Scope, plan: Plan<R>, opts: { idem?: IdempotencyHandle; now?: Date; at?: Date } = {}): Promise<R> {
+  async create<R = unknown>(def: EntityKindDef, scope: Scope, plan: Plan<R>, opts: { idem?: IdempotencyHandle; now?: Date; at?: Date } = {}): Promise<R> {
     if (!plan.create) throw new Error(`create of a ${def.kind} without a row`);
     const row = { tenant_id: scope.tenantId, livemode: scope.livemode, version: 0, ...plan.create } as EntityRow;
     const at = opts.at ?? new Date();
@@ -227,38 +245,21 @@ export class EntityActor {
    * The one transaction of a step. Exposed for a command that must write without a state change
    * of its own entity (e.g. a no-op that still records its idempotency answer).
    */
-  private async commit(def: Pick<EntityDef<Hydrated, unknown, unknown>, 'kind' | 'table' | 'history' | 'lostRace'>, row: EntityRow, plan: Plan, env: StepEnv, idem?: IdempotencyHandle): Promise<void> {
+  private async commit(def: EntityKindDef, row: EntityRow, plan: Plan, env: StepEnv, idem?: IdempotencyHandle): Promise<void> {
     const sql = this.d.sql;
     const creating = !!plan.create;
     const hasWork =
-      creating || plan.set || plan.writes?.length || plan.events?.length || plan.signals?.length || plan.ledger?.length || plan.timers?.length || (idem && plan.response);
+      creating || plan.set || plan.writes?.length || plan.events?.length || plan.signals?.length || plan.ledger?.length || plan.timers?.length || plan.also?.length || (idem && plan.response);
     const after: JobRequest[] = [...(plan.jobs ?? [])];
     if (!hasWork) {
       await this.d.jobs.enqueueAfterCommit(after);
       return;
     }
-    const toStatus = (plan.set?.status as string | undefined) ?? row.status;
-    const tenant = { tenantId: row.tenant_id, livemode: row.livemode };
-    const historyOf = (h: { event: string; data?: unknown }): Row => {
-      const table = def.history ?? { table: 'entity_history', key: 'entity_id' };
-      return {
-        [table.key]: row.id,
-        tenant_id: row.tenant_id,
-        livemode: row.livemode,
-        event: h.event,
-        from_status: creating ? null : row.status,
-        to_status: toStatus,
-        data: h.data === undefined ? null : sql.json(h.data as never),
-        // The trace of the step (null with tracing off): operators follow it from the object (docs/operator.md).
-        trace_id: activeTraceId(),
-        ...(def.history ? {} : { entity_kind: def.kind }),
-      };
-    };
-    if (creating && !plan.set && !plan.writes?.length && !plan.events?.length && !plan.signals?.length && !plan.ledger?.length && !plan.timers?.length) {
+    if (creating && !plan.set && !plan.writes?.length && !plan.events?.length && !plan.signals?.length && !plan.ledger?.length && !plan.timers?.length && !plan.also?.length) {
       // A creation that writes only its row, its history and the idempotency record is one statement
       // (data-modifying CTEs: one implicit transaction, one round trip, one parse), the commonest
       // write of the API (bench/RESULTS.md: creates).
-      const hist = plan.history ? sql`, history as (insert into ${sql(def.history?.table ?? 'entity_history')} ${sql(historyOf(plan.history))})` : sql``;
+      const hist = plan.history ? sql`, history as (insert into ${sql(def.history?.table ?? 'entity_history')} ${sql(historyRow(sql, def, row, plan))})` : sql``;
       await inSpan('postgres statement', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: `${def.kind}.create` }, () => sql`
         with entity as (insert into ${sql(def.table)} ${sql(values(sql, { ...plan.create, tenant_id: row.tenant_id, livemode: row.livemode, version: 0 }))})
         ${hist} ${idem && plan.response ? idempotencyCte(sql, idem, plan.response.status, plan.response.body) : sql``}
@@ -266,47 +267,29 @@ export class EntityActor {
       await this.d.jobs.enqueueAfterCommit(after);
       return;
     }
+    let wroteEvents = false;
     await inSpan('postgres transaction', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: `${def.kind}.step` }, () =>
       atomically(sql, async (tx) => {
         const pending: Array<Promise<unknown>> = [];
-        if (creating) tx`insert into ${sql(def.table)} ${sql(values(sql, { ...plan.create, tenant_id: row.tenant_id, livemode: row.livemode, version: 0 }))}`;
-        for (const w of plan.writes ?? []) {
-          if (w.op === 'insert') {
-            if (w.onConflictDoNothing) tx`insert into ${sql(w.table)} ${sql(values(sql, w.row))} on conflict do nothing`;
-            else tx`insert into ${sql(w.table)} ${sql(values(sql, w.row))}`;
-          } else {
-            const where = whereOf(sql, w.where);
-            if (w.expect) {
-              tx`
-                with u as (update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} ${where} returning 1)
-                select orq_expect_rows(count(*), ${`${w.table} ${w.id}`}) from u`;
-            } else tx`update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} ${where}`;
+        // The step, then the steps of other entities it carries (plan.also) and those its events'
+        // reactions return: each with its own fence, history, timers, events and ledger, in this
+        // one transaction. Reactions see the events of every step, to a bounded depth.
+        let steps: EntityPlan[] = [{ def, row, plan }];
+        for (let depth = 0; steps.length; depth++) {
+          if (depth > 4) throw new Error(`reactions of ${def.kind} ${row.id} kept returning plans`);
+          const domain: DomainEvent[] = [];
+          const next: EntityPlan[] = [];
+          for (const st of steps) {
+            this.issue(tx, st, env, after, pending, domain);
+            if (st.plan !== plan) after.push(...(st.plan.jobs ?? []));
+            if (st.plan.events?.length) wroteEvents = true;
+            next.push(...(st.plan.also ?? []));
           }
-        }
-        if (plan.set) {
-          // The fenced write: only the holder of the version we read may commit.
-          tx`
-            with u as (update ${sql(def.table)} set ${sql(values(sql, { ...plan.set, version: row.version + 1 }))} where id = ${row.id} and version = ${row.version} returning 1)
-            select orq_expect_rows(count(*), ${`${def.kind} ${row.id}`}) from u`;
-        }
-        if (plan.history) tx`insert into ${sql(def.history?.table ?? 'entity_history')} ${sql(historyOf(plan.history))}`;
-        for (const t of plan.timers ?? []) {
-          if ('cancel' in t) tx`update timers set fired_at = ${env.at} where kind = ${t.kind} and entity_id = ${t.entityId} and fired_at is null`;
-          else {
-            tx`
-              insert into timers (id, tenant_id, livemode, kind, entity_id, due_at) values (${randomUUID()}, ${row.tenant_id}, ${row.livemode}, ${t.kind}, ${t.entityId}, ${t.dueAt})
-              on conflict (kind, entity_id) do update set due_at = excluded.due_at, fired_at = null`;
-            after.push(this.d.timers.request(t.kind, { ...tenant, entityId: t.entityId, dueAt: t.dueAt }, env.now));
+          if (domain.length) {
+            const returned = await this.d.reactions.run(domain, { tx, sql, at: env.at, now: env.now, after: (j) => after.push(j) });
+            next.push(...returned);
           }
-        }
-        for (const e of plan.ledger ?? []) pending.push(postEntry(tx, e));
-        for (const e of plan.events ?? []) appendEvent(tx, { ...tenant, type: e.type, entityId: e.entityId ?? row.id, data: e.data, eventId: e.eventId });
-        const domain = [
-          ...(plan.events ?? []).map((e) => ({ type: e.type, data: e.data, entityId: e.entityId ?? row.id })),
-          ...(plan.signals ?? []).map((e) => ({ type: e.type, data: e.data, entityId: e.entityId ?? row.id })),
-        ];
-        if (domain.length) {
-          pending.push(this.d.reactions.run(domain.map((e) => ({ ...e, ...tenant, entityKind: def.kind })), { tx, sql, at: env.at, now: env.now, after: (j) => after.push(j) }));
+          steps = next;
         }
         if (idem && plan.response) void saveIdempotent(tx, idem, plan.response.status, plan.response.body);
         await Promise.all(pending);
@@ -315,9 +298,72 @@ export class EntityActor {
       }),
       { kind: SpanKind.CLIENT },
     );
-    if (plan.events?.length) this.d.onEvents?.();
+    if (wroteEvents) this.d.onEvents?.();
     await this.d.jobs.enqueueAfterCommit(after);
   }
+
+  /** The statements of one entity's step, issued (pipelined) on the transaction; its domain events are collected. */
+  private issue(tx: Sql, st: EntityPlan, env: StepEnv, after: JobRequest[], pending: Array<Promise<unknown>>, domain: DomainEvent[]): void {
+    const sql = this.d.sql;
+    const { def, plan } = st;
+    const row = plan.create ? ({ ...st.row, ...plan.create, version: 0 } as EntityRow) : st.row;
+    const tenant = { tenantId: row.tenant_id, livemode: row.livemode };
+    if (plan.create) tx`insert into ${sql(def.table)} ${sql(values(sql, { ...plan.create, tenant_id: row.tenant_id, livemode: row.livemode, version: 0 }))}`;
+    for (const w of plan.writes ?? []) {
+      if (w.op === 'insert') {
+        if (w.onConflictDoNothing) tx`insert into ${sql(w.table)} ${sql(values(sql, w.row))} on conflict do nothing`;
+        else tx`insert into ${sql(w.table)} ${sql(values(sql, w.row))}`;
+      } else {
+        const where = whereOf(sql, w.where);
+        if (w.expect) {
+          tx`
+            with u as (update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} ${where} returning 1)
+            select orq_expect_rows(count(*), ${`${w.table} ${w.id}`}) from u`;
+        } else tx`update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} ${where}`;
+      }
+    }
+    if (plan.set) {
+      // The fenced write: only the holder of the version we read may commit.
+      tx`
+        with u as (update ${sql(def.table)} set ${sql(values(sql, { ...plan.set, version: row.version + 1 }))} where id = ${row.id} and version = ${row.version} returning 1)
+        select orq_expect_rows(count(*), ${`${def.kind} ${row.id}`}) from u`;
+    }
+    if (plan.history) tx`insert into ${sql(def.history?.table ?? 'entity_history')} ${sql(historyRow(sql, def, row, plan))}`;
+    for (const t of plan.timers ?? []) {
+      if ('cancel' in t) tx`update timers set fired_at = ${env.at} where kind = ${t.kind} and entity_id = ${t.entityId} and fired_at is null`;
+      else {
+        tx`
+          insert into timers (id, tenant_id, livemode, kind, entity_id, due_at) values (${randomUUID()}, ${row.tenant_id}, ${row.livemode}, ${t.kind}, ${t.entityId}, ${t.dueAt})
+          on conflict (kind, entity_id) do update set due_at = excluded.due_at, fired_at = null`;
+        after.push(this.d.timers.request(t.kind, { ...tenant, entityId: t.entityId, dueAt: t.dueAt }, env.now));
+      }
+    }
+    for (const e of plan.ledger ?? []) {
+      const posted = postEntry(tx, e);
+      posted.catch(() => {}); // awaited with the others at the end; handled now, since reactions may be awaited first
+      pending.push(posted);
+    }
+    for (const e of plan.events ?? []) appendEvent(tx, { ...tenant, type: e.type, entityId: e.entityId ?? row.id, data: e.data, eventId: e.eventId });
+    for (const e of [...(plan.events ?? []), ...(plan.signals ?? [])]) domain.push({ type: e.type, data: e.data, entityId: e.entityId ?? row.id, ...tenant, entityKind: def.kind });
+  }
+}
+
+/** The history row of a step (from/to status come from the row and `set`). */
+function historyRow(sql: Sql, def: EntityKindDef, row: EntityRow, plan: Pick<Plan, 'create' | 'set' | 'history'>): Row {
+  const h = plan.history!;
+  const table = def.history ?? { table: 'entity_history', key: 'entity_id' };
+  return {
+    [table.key]: row.id,
+    tenant_id: row.tenant_id,
+    livemode: row.livemode,
+    event: h.event,
+    from_status: plan.create ? null : row.status,
+    to_status: (plan.set?.status as string | undefined) ?? row.status,
+    data: h.data === undefined ? null : sql.json(h.data as never),
+    // The trace of the step (null with tracing off): operators follow it from the object (docs/operator.md).
+    trace_id: activeTraceId(),
+    ...(def.history ? {} : { entity_kind: def.kind }),
+  };
 }
 
 /** `and col = value …` for an update's extra conditions (built with the pool's sql: a fragment). */

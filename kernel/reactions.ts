@@ -5,6 +5,7 @@
 // back with the step. It may issue statements with `tx` (pipelined; await one only when its result
 // decides what to do next) and ask for jobs after the commit. It must not call outside parties.
 import type { Sql } from './db.js';
+import type { EntityPlan } from './entity.js';
 import type { JobRequest } from './jobs.js';
 
 export interface DomainEvent {
@@ -30,7 +31,13 @@ export interface ReactionContext {
   after(job: JobRequest): void;
 }
 
-export type Reaction = (e: DomainEvent, ctx: ReactionContext) => void | Promise<void>;
+/**
+ * A reaction. One that changes another entity returns that entity's step (read it with `ctx.tx`,
+ * plan it with the entity's pure plan): the entity actor commits it, fenced and recorded, in the
+ * causing transaction, instead of the reaction writing the row by hand.
+ */
+export type Reaction = (e: DomainEvent, ctx: ReactionContext) => ReactionResult | Promise<ReactionResult>;
+export type ReactionResult = void | EntityPlan | EntityPlan[];
 
 export class Reactions {
   private byType = new Map<string, Reaction[]>();
@@ -45,10 +52,12 @@ export class Reactions {
     return this.byType.has(type);
   }
 
-  /** Runs the subscribers of each event, in order, inside the transaction. */
-  async run(events: readonly DomainEvent[], ctx: ReactionContext): Promise<void> {
-    const pending: Array<void | Promise<void>> = [];
+  /** Runs the subscribers of each event, in order, inside the transaction; resolves to the steps they returned. */
+  async run(events: readonly DomainEvent[], ctx: ReactionContext): Promise<EntityPlan[]> {
+    const pending: Array<ReactionResult | Promise<ReactionResult>> = [];
     for (const e of events) for (const r of this.byType.get(e.type) ?? []) pending.push(r(e, ctx));
-    await Promise.all(pending);
+    const out: EntityPlan[] = [];
+    for (const x of await Promise.all(pending)) if (x) out.push(...(Array.isArray(x) ? x : [x]));
+    return out;
   }
 }
