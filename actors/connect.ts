@@ -12,7 +12,7 @@
 //   migration 0061), which serializes concurrent transfers of one charge.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
-import { hydrateRow, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Write } from '../kernel/entity.js';
+import { hydrateRow, type EntityActor, type EntityRow, type EntityDef, type EntityPlan, type Hydrated, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
@@ -190,6 +190,7 @@ export class Connect {
     const at = new Date();
     const transferId = randomUUID();
     const writes: Write[] = [];
+    const also: EntityPlan[] = [];
     const splits: SplitJoin[] = [];
     const jobs = [];
     for (const [i, s] of body.splits.entries()) {
@@ -200,8 +201,8 @@ export class Connect {
         amountMinor: s.amount_minor, connectorKey: a.connector_key, railKey, requestedBy: p.keyId, connectAccountId: a.id, at,
       });
       const splitId = randomUUID();
-      writes.push({ op: 'insert', table: 'payouts', row: { ...payout } });
-      writes.push({ op: 'insert', table: 'entity_history', row: { entity_kind: 'payout', entity_id: payout.id, tenant_id: p.tenantId, livemode: p.livemode, event: 'create', from_status: null, to_status: payout.status, data: { amount_minor: payout.amount_minor, rail: railKey, transfer_id: transferId, split_id: splitId } } });
+      // Each split's payout is a payout entity's creation, committed by the entity actor with the transfer.
+      also.push({ def: this.d.payouts.def, row: payout, plan: { create: { ...payout }, history: { event: 'create', data: { amount_minor: payout.amount_minor, rail: railKey, transfer_id: transferId, split_id: splitId } } } });
       writes.push({ op: 'insert', table: 'connect_splits', row: { id: splitId, tenant_id: p.tenantId, livemode: p.livemode, transfer_id: transferId, position: i, connect_account_id: a.id, amount_minor: s.amount_minor, payout_id: payout.id, created_at: at } });
       splits.push({ id: splitId, connect_account_id: a.id, amount_minor: s.amount_minor, payout_id: payout.id, payout_status: payout.status });
       jobs.push(this.d.payouts.executeRequest(payout.id));
@@ -214,6 +215,7 @@ export class Connect {
     try {
       await this.d.actor.create(this.transferDef, p, {
         create: row,
+        also,
         writes,
         history: { event: 'create', data: { charge_amount_minor: body.charge_amount_minor, application_fee_minor: body.application_fee_minor, splits: splits.length } },
         ledger: [{

@@ -9,16 +9,16 @@
 //   cancel: step (link deactivated in the same transaction), then the link's open intent is canceled;
 //   invoice: a job (PUE for the charge, or the REP of a PPD invoice) through the invoice actor,
 //           whose own idempotency per charge makes a retried or crashed job stamp once.
+import { randomUUID } from 'node:crypto';
 import { eventDataOf } from '../kernel/json.js';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import { nowFor, tenantOffsetMsSql } from '../kernel/clock.js';
 import type { Sql } from '../kernel/db.js';
-import { clockOf, LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { clockOf, LockBusy, type EntityActor, type EntityRow, type EntityDef, type EntityPlan, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
-import { appendEvent } from '../kernel/outbox.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
 import type { DomainEvent, ReactionContext } from '../kernel/reactions.js';
@@ -72,6 +72,8 @@ export type HydratedReceivable = Hydrated<ReceivableRow> & {
 export type ReceivableCommand =
   | { kind: 'due' }
   | { kind: 'cancel' }
+  /** Its payment intent succeeded (the reaction to payment_intent.succeeded); `invoicing`: the tenant invoices in this mode. */
+  | { kind: 'paid'; paymentIntentId: string; invoicing: boolean }
   | { kind: 'invoice_result'; outcome: 'stamped' | 'error' | 'retry'; invoiceId?: string | null; invoicePaymentId?: string | null; error?: string | null };
 
 const toRow = (r: Row): ReceivableRow => ({ ...(r as ReceivableRow), amount_minor: Number(r.amount_minor), due_date: new Date(r.due_date), created_at: new Date(r.created_at), updated_at: new Date(r.updated_at), paid_at: r.paid_at ? new Date(r.paid_at) : null, canceled_at: r.canceled_at ? new Date(r.canceled_at) : null });
@@ -235,6 +237,7 @@ export function planStep(h: HydratedReceivable, cmd: ReceivableCommand, env: Ste
     if (cmd.outcome === 'retry' && r.invoice_status === 'pending' && r.invoice_error === (cmd.error ?? null)) return { set, result: receivableView(next, env.now) };
     return { set, history: { event: `invoice.${cmd.outcome}`, data: { invoice_id: next.invoice_id, invoice_payment_id: next.invoice_payment_id, error: cmd.error ?? undefined } }, result: receivableView(next, env.now) };
   }
+  if (cmd.kind === 'paid') return planPaid(r, cmd, env);
   if (cmd.kind === 'due' && r.due_date.getTime() > env.now.getTime()) return same(); // moved or early: the timer fires again when due
   if (cmd.kind === 'cancel' && r.status === 'canceled') return same(); // idempotent
   if (cmd.kind === 'cancel' && h.linkIntent && h.linkIntent.status === 'processing' && r.status !== 'paid') {
@@ -255,6 +258,23 @@ export function planStep(h: HydratedReceivable, cmd: ReceivableCommand, env: Ste
   const next = { ...r, ...set } as ReceivableRow;
   for (const e of step.effects) if (e.type === 'emit') plan.events!.push({ type: e.params.event, data: eventData(next, env.now) });
   plan.result = receivableView(next, env.now);
+  return plan;
+}
+
+/** The receivable's payment succeeded: paid (timer cancelled, event, CFDI asked for), or kept on record after a cancel. */
+function planPaid(r: ReceivableRow, cmd: { paymentIntentId: string; invoicing: boolean }, env: StepEnv): Plan<ReceivableView> {
+  const step = machineStep<ReceivableEffect>(receivableMachine, r.status, null, { type: 'payment.succeeded' });
+  // A payment that got through after the receivable was canceled: kept on record, status unchanged.
+  if (step.value === r.status) return { history: { event: 'payment_after_cancel', data: { payment_intent_id: cmd.paymentIntentId } }, result: receivableView(r, env.now) };
+  // The CFDI makes itself when the tenant invoices in this mode (a fiscal profile) and the receivable says to whom.
+  const wantsInvoice = step.effects.some((x) => x.type === 'requestInvoice') && cmd.invoicing && (!!r.customer_rfc || !!r.ppd_invoice_id);
+  const set: Row = { status: step.value, payment_intent_id: cmd.paymentIntentId, paid_at: env.now, updated_at: env.at, ...(wantsInvoice ? { invoice_status: 'pending' } : {}) };
+  const next = { ...r, ...set } as ReceivableRow;
+  const plan: Plan<ReceivableView> = { set, history: { event: 'paid', data: { payment_intent_id: cmd.paymentIntentId } }, timers: [], events: [], result: receivableView(next, env.now) };
+  for (const x of step.effects) {
+    if (x.type === 'cancelOverdueTimer') plan.timers!.push({ kind: OVERDUE_TIMER, entityId: r.id, cancel: true });
+    if (x.type === 'emit') plan.events!.push({ type: x.params.event, data: eventData(next, env.now) });
+  }
   return plan;
 }
 
@@ -357,38 +377,25 @@ export class Receivables {
    * the intent pays becomes paid (row locked, machine step, history, event, timer cancelled) and,
    * with fiscal fields or a PPD invoice, the invoice job is asked for after the commit.
    */
-  async onIntentSucceeded(e: DomainEvent, ctx: ReactionContext): Promise<void> {
+  /**
+   * The reaction to payment_intent.succeeded: a receivable's payment returns the receivable's step
+   * (planStep, command `paid`), which the entity actor commits, fenced and recorded, in the
+   * intent's transaction (no hand-written UPDATE + history: issue 24.3).
+   */
+  async onIntentSucceeded(e: DomainEvent, ctx: ReactionContext): Promise<EntityPlan | undefined> {
     const data = e.data as { id: string; metadata?: Record<string, string> | null };
     const rid = data.metadata?.receivable_id;
-    if (!rid || !/^[0-9a-f-]{36}$/i.test(rid)) return;
-    const { tx } = ctx;
-    const [found] = await tx`
+    if (!rid || !/^[0-9a-f-]{36}$/i.test(rid)) return undefined;
+    // Read under a row lock: the version it carries stays current until the commit fences on it.
+    const [found] = await ctx.tx`
       select r.*, exists (select 1 from fiscal_profiles f where f.tenant_id = r.tenant_id and f.livemode = r.livemode) as has_fiscal_profile
         from receivables r where r.id = ${rid} and r.tenant_id = ${e.tenantId} and r.livemode = ${e.livemode} for update of r`;
-    if (!found) return;
+    if (!found) return undefined;
     const { has_fiscal_profile, ...raw } = found;
-    const r = toRow(raw);
-    const step = machineStep<ReceivableEffect>(receivableMachine, r.status, null, { type: 'payment.succeeded' });
-    if (step.value === r.status) {
-      // A payment that got through after the receivable was canceled: kept on record, status unchanged.
-      tx`insert into entity_history (entity_kind, entity_id, tenant_id, livemode, event, from_status, to_status, data)
-         values ('receivable', ${r.id}, ${r.tenant_id}, ${r.livemode}, 'payment_after_cancel', ${r.status}, ${r.status}, ${tx.json({ payment_intent_id: data.id })})`;
-      return;
-    }
-    // The CFDI makes itself when the tenant invoices in this mode (a fiscal profile) and the receivable says to whom.
-    const wantsInvoice = step.effects.some((x) => x.type === 'requestInvoice') && !!has_fiscal_profile && (!!r.customer_rfc || !!r.ppd_invoice_id);
-    const next: ReceivableRow = { ...r, status: step.value as ReceivableStatus, payment_intent_id: data.id, paid_at: ctx.now, updated_at: ctx.at, version: r.version + 1, invoice_status: wantsInvoice ? 'pending' : r.invoice_status };
-    tx`update receivables set status = ${next.status}, payment_intent_id = ${data.id}, paid_at = ${ctx.now}, updated_at = ${ctx.at}, version = version + 1, invoice_status = ${next.invoice_status}
-        where id = ${r.id}`;
-    tx`insert into entity_history (entity_kind, entity_id, tenant_id, livemode, event, from_status, to_status, data)
-       values ('receivable', ${r.id}, ${r.tenant_id}, ${r.livemode}, 'paid', ${r.status}, ${next.status}, ${tx.json({ payment_intent_id: data.id })})`;
-    for (const x of step.effects) {
-      if (x.type === 'cancelOverdueTimer') tx`update timers set fired_at = ${ctx.at} where kind = ${OVERDUE_TIMER} and entity_id = ${r.id} and fired_at is null`;
-      if (x.type === 'emit') {
-        appendEvent(tx, { tenantId: r.tenant_id, livemode: r.livemode, type: x.params.event, entityId: r.id, data: eventData(next, ctx.now) });
-      }
-    }
-    if (wantsInvoice) ctx.after(jobRequest(this.invoiceJob, { receivableId: r.id }));
+    const row = toRow(raw);
+    const plan = planStep({ row, clockOffsetMs: 0 }, { kind: 'paid', paymentIntentId: data.id, invoicing: !!has_fiscal_profile }, { at: ctx.at, now: ctx.now, newId: randomUUID });
+    if (plan.set?.invoice_status === 'pending') plan.jobs = [jobRequest(this.invoiceJob, { receivableId: row.id })];
+    return { def: this.def, row, plan };
   }
 
   /** The invoice job: stamps (or finds) the CFDI of the payment and records the outcome on the receivable. */

@@ -271,25 +271,21 @@ export class EntityActor {
     await inSpan('postgres transaction', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: `${def.kind}.step` }, () =>
       atomically(sql, async (tx) => {
         const pending: Array<Promise<unknown>> = [];
-        // The step, then the steps of other entities it carries (plan.also) and those its events'
-        // reactions return: each with its own fence, history, timers, events and ledger, in this
-        // one transaction. Reactions see the events of every step, to a bounded depth.
-        let steps: EntityPlan[] = [{ def, row, plan }];
+        // The steps of other entities the step carries (plan.also: first, so that the step's own
+        // rows may refer to them), the step, then the steps its events' reactions return: each
+        // with its own fence, history, timers, events and ledger, in this one transaction.
+        // Reactions see the events of every step, to a bounded depth.
+        const carried = (st: EntityPlan): EntityPlan[] => [...(st.plan.also ?? []).flatMap(carried), st];
+        let steps: EntityPlan[] = carried({ def, row, plan });
         for (let depth = 0; steps.length; depth++) {
           if (depth > 4) throw new Error(`reactions of ${def.kind} ${row.id} kept returning plans`);
           const domain: DomainEvent[] = [];
-          const next: EntityPlan[] = [];
           for (const st of steps) {
             this.issue(tx, st, env, after, pending, domain);
             if (st.plan !== plan) after.push(...(st.plan.jobs ?? []));
             if (st.plan.events?.length) wroteEvents = true;
-            next.push(...(st.plan.also ?? []));
           }
-          if (domain.length) {
-            const returned = await this.d.reactions.run(domain, { tx, sql, at: env.at, now: env.now, after: (j) => after.push(j) });
-            next.push(...returned);
-          }
-          steps = next;
+          steps = domain.length ? (await this.d.reactions.run(domain, { tx, sql, at: env.at, now: env.now, after: (j) => after.push(j) })).flatMap(carried) : [];
         }
         if (idem && plan.response) void saveIdempotent(tx, idem, plan.response.status, plan.response.body);
         await Promise.all(pending);
