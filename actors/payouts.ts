@@ -13,12 +13,13 @@
 //   step of the payout machine: row, history, ledger entry, webhook event, in one transaction.
 //   An order the rail accepted but has not settled is polled by a durable timer.
 import { eventDataOf } from '../kernel/json.js';
+import { Approvals, type ApprovalRow } from './approvals.js';
 import { randomUUID } from 'node:crypto';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { LockBusy, hydrateRow, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
-import { saveIdempotent, sealedInRecord, type IdempotencyHandle } from '../kernel/idempotency.js';
+import { sealedInRecord, type IdempotencyHandle } from '../kernel/idempotency.js';
 import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
@@ -123,22 +124,31 @@ export function payoutEventData(r: PayoutRow) {
   return { ...eventDataOf(view, ['livemode']), clabe_masked: r.clabe_masked };
 }
 
-export function approvalView(r: Record<string, unknown>) {
+/** The sealing context of a payout approval's CLABE. */
+export const approvalClabeContext = (approvalId: string) => `payout_approval:${approvalId}:clabe`;
+
+/**
+ * The spec's payout_approval: an approval (actors/approvals.ts) of a payout. Like the payout it
+ * asks for, it answers the merchant's `clabe` in full (spec: a payout carries `clabe`), and
+ * `clabe_masked`; the row and the idempotency record keep it sealed.
+ */
+export function approvalView(r: ApprovalRow, clabe: string | { $sealed: string; context: string }) {
   const req = r.request as { beneficiary_name: string; concepto: string };
   return {
-    id: r.id as string,
+    id: r.id,
     object: 'payout_approval' as const,
-    status: r.status as string,
-    amount_minor: Number(r.amount_minor),
-    currency: r.currency as string,
-    clabe: r.clabe_masked as string,
+    status: r.status,
+    amount_minor: r.amount_minor,
+    currency: r.currency,
+    clabe,
+    clabe_masked: r.secret_masked,
     beneficiary_name: req.beneficiary_name,
     concepto: req.concepto,
-    approver: (r.approver as string | null) ?? null,
-    payout_id: (r.payout_id as string | null) ?? null,
-    livemode: r.livemode as boolean,
-    created_at: (r.created_at as Date).toISOString(),
-    resolved_at: r.resolved_at ? (r.resolved_at as Date).toISOString() : null,
+    approver: r.approver,
+    payout_id: r.subject_id,
+    livemode: r.livemode,
+    created_at: r.created_at.toISOString(),
+    resolved_at: r.resolved_at ? r.resolved_at.toISOString() : null,
   };
 }
 
@@ -231,6 +241,8 @@ export interface PayoutsDeps {
 
 export class Payouts {
   readonly def: EntityDef<HydratedPayout, PayoutCommand>;
+  /** Four-eyes approvals of payouts above the tenant's threshold (actors/approvals.ts). */
+  readonly approvals: Approvals<{ row: PayoutRow; clabe: string }>;
 
   readonly executeJob = defineJob<{ payoutId: string; inboxId?: string }>({
     queue: PAYOUT_QUEUE,
@@ -250,6 +262,29 @@ export class Payouts {
   };
 
   constructor(private d: PayoutsDeps) {
+    const openClabe = (ap: ApprovalRow) => this.d.secrets.open(ap.secret_sealed!, approvalClabeContext(ap.id));
+    this.approvals = new Approvals<{ row: PayoutRow; clabe: string }>(d, {
+      kind: 'payout',
+      codes: { notFound: 'payout_approval.not_found', resolutionConflict: 'payout_approval.resolution_conflict', approverConflict: 'payout_approval.approver_conflict' },
+      view: (ap) => approvalView(ap, openClabe(ap)),
+      // The idempotency record keeps the CLABE sealed (as the row does); a replay opens it.
+      recordView: (ap) => approvalView(ap, sealedInRecord(ap.secret_sealed!, approvalClabeContext(ap.id))),
+      prepareCreation: async (ap, approver, at) => {
+        const req = ap.request as { beneficiary_name: string; beneficiary_rfc: string | null; concepto: string; reference: string | null; connector_key: string };
+        const scope = { tenantId: ap.tenant_id, livemode: ap.livemode };
+        const railKey = await this.railKeyFor(scope.tenantId, scope.livemode, req.connector_key);
+        const clabe = openClabe(ap);
+        const row = this.newRow(scope, { clabe, beneficiary_name: req.beneficiary_name, beneficiary_rfc: req.beneficiary_rfc, concepto: req.concepto }, {
+          amountMinor: ap.amount_minor, reference: req.reference ?? undefined, connectorKey: req.connector_key, railKey, requestedBy: ap.requested_by, approvalId: ap.id, at,
+        });
+        const plan = {
+          create: { ...row },
+          history: { event: 'create', data: { amount_minor: row.amount_minor, rail: railKey, approval_id: ap.id, approver } },
+          jobs: [this.executeRequest(row.id)],
+        };
+        return { id: row.id, step: { def: this.def, row, plan }, result: { row, clabe } };
+      },
+    });
     this.def = {
       kind: 'payout',
       table: 'payouts',
@@ -294,19 +329,12 @@ export class Payouts {
     const railKey = await this.railKeyFor(p.tenantId, p.livemode, connectorKey);
     const [t] = await this.d.sql`select settings from tenants where id = ${p.tenantId}`;
     const threshold = (t?.settings as { payout_approval_threshold_minor?: number | null } | undefined)?.payout_approval_threshold_minor;
-    if (typeof threshold === 'number' && body.amount_minor > threshold) {
-      const id = randomUUID();
+    if (this.approvals.needed(body.amount_minor, threshold)) {
       const request = { beneficiary_name: v.beneficiary_name, beneficiary_rfc: v.beneficiary_rfc, concepto: v.concepto, reference: body.reference ?? null, connector_key: connectorKey };
-      const view = await this.d.sql.begin(async (tx) => {
-        const [row] = await tx`
-          insert into payout_approvals (id, tenant_id, livemode, status, request, clabe_sealed, clabe_masked, amount_minor, currency, requested_by)
-          values (${id}, ${p.tenantId}, ${p.livemode}, 'pending', ${tx.json(request as never)}, ${this.d.secrets.seal(v.clabe, `payout_approval:${id}:clabe`)},
-                  ${maskClabe(v.clabe)}, ${body.amount_minor}, 'MXN', ${p.keyId})
-          returning *`;
-        const av = approvalView(row);
-        await saveIdempotent(tx, idem, 202, av);
-        return av;
-      });
+      const view = await this.approvals.request(p, {
+        amountMinor: body.amount_minor, currency: 'MXN', request,
+        secret: (id) => ({ sealed: this.d.secrets.seal(v.clabe, approvalClabeContext(id)), masked: maskClabe(v.clabe) }),
+      }, idem);
       return { status: 202, body: view };
     }
     const at = new Date();
@@ -469,52 +497,18 @@ export class Payouts {
 
   // ---- four-eyes ---------------------------------------------------------------------------------
 
-  async getApproval(p: Principal, id: string) {
-    const [r] = await this.d.sql`select * from payout_approvals where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
-    if (!r) throw new ApiError('payout_approval.not_found');
-    return approvalView(r);
+  getApproval(p: Principal, id: string) {
+    return this.approvals.get(p, id);
   }
 
-  /** An operator other than the requesting key approves: the payout is created (processing) and the worker sends it. */
+  /** An operator other than the requesting key approves: the payout is created (processing) in the approval's step and the worker sends it. */
   async approve(tenantId: string, approvalId: string, approver: string) {
-    const [ap] = await this.d.sql`select * from payout_approvals where id = ${approvalId} and tenant_id = ${tenantId}`;
-    if (!ap) throw new ApiError('payout_approval.not_found', `No payout approval ${approvalId} for tenant ${tenantId}.`);
-    if (ap.status !== 'pending') throw new ApiError('payout_approval.resolution_conflict', `This approval was already ${String(ap.status)}.`);
-    if (approver.trim().toLowerCase() === String(ap.requested_by).toLowerCase()) {
-      throw new ApiError('payout_approval.approver_conflict', 'Four-eyes rule: the approver must be someone other than the API key that requested the payout.');
-    }
-    const req = ap.request as { beneficiary_name: string; beneficiary_rfc: string | null; concepto: string; reference: string | null; connector_key: string };
-    const scope = { tenantId, livemode: ap.livemode as boolean };
-    const railKey = await this.railKeyFor(tenantId, scope.livemode, req.connector_key);
-    const clabe = this.d.secrets.open(ap.clabe_sealed as string, `payout_approval:${approvalId}:clabe`);
-    const at = new Date();
-    const row = this.newRow(scope, { clabe, beneficiary_name: req.beneficiary_name, beneficiary_rfc: req.beneficiary_rfc, concepto: req.concepto }, {
-      amountMinor: Number(ap.amount_minor), reference: req.reference ?? undefined, connectorKey: req.connector_key, railKey, requestedBy: ap.requested_by as string, approvalId, at,
-    });
-    try {
-      await this.d.actor.create(this.def, scope, {
-        create: { ...row },
-        // The approval is resolved in the payout's transaction, and only if still pending (a second approver loses).
-        writes: [{ op: 'update', table: 'payout_approvals', id: approvalId, where: { status: 'pending' }, set: { status: 'approved', approver, payout_id: row.id, resolved_at: at }, expect: 1 }],
-        history: { event: 'create', data: { amount_minor: row.amount_minor, rail: railKey, approval_id: approvalId, approver } },
-        jobs: [this.executeRequest(row.id)],
-        result: row,
-      }, { at });
-    } catch (e) {
-      if ((e as { code?: string }).code === 'OQ409') throw new ApiError('payout_approval.resolution_conflict', 'This approval was resolved by someone else meanwhile.');
-      throw e;
-    }
+    const { row, clabe } = await this.approvals.approve(tenantId, approvalId, approver);
     return payoutView(row, clabe);
   }
 
-  async reject(tenantId: string, approvalId: string, approver: string) {
-    const rows = await this.d.sql`
-      update payout_approvals set status = 'rejected', approver = ${approver}, resolved_at = now()
-       where id = ${approvalId} and tenant_id = ${tenantId} and status = 'pending' returning *`;
-    if (rows.length) return approvalView(rows[0]);
-    const [ap] = await this.d.sql`select status from payout_approvals where id = ${approvalId} and tenant_id = ${tenantId}`;
-    if (!ap) throw new ApiError('payout_approval.not_found', `No payout approval ${approvalId} for tenant ${tenantId}.`);
-    throw new ApiError('payout_approval.resolution_conflict', `This approval was already ${String(ap.status)}.`);
+  reject(tenantId: string, approvalId: string, approver: string) {
+    return this.approvals.reject(tenantId, approvalId, approver);
   }
 
   /** Operator settings: the four-eyes threshold of payouts (null removes it). */

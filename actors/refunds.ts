@@ -9,6 +9,7 @@
 //   machine (row, history, ledger entry, event, in one transaction).
 // - The attempt's status (partially_refunded, refunded) belongs to the payment intent actor: a
 //   succeeded refund asks it, with a job after the commit, to change it.
+import { Approvals, type ApprovalRow } from './approvals.js';
 import { eventDataOf } from '../kernel/json.js';
 import { accounts } from '../kernel/accounts.js';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
@@ -17,7 +18,6 @@ import { tenantOffsetMsSql } from '../kernel/clock.js';
 import { LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv, clockOf } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
-import { saveIdempotent } from '../kernel/idempotency.js';
 import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
@@ -97,20 +97,22 @@ export function refundEventData(r: RefundRow) {
   return eventDataOf(refundView(r), ['livemode']);
 }
 
-export function approvalView(r: Record<string, unknown>) {
+/** The spec's refund_approval: an approval (actors/approvals.ts) of a refund. */
+export function approvalView(r: ApprovalRow) {
+  const req = r.request as { attempt_id: string; reason?: string | null };
   return {
-    id: r.id as string,
+    id: r.id,
     object: 'refund_approval' as const,
-    status: r.status as string,
-    attempt_id: r.attempt_id as string,
-    amount_minor: Number(r.amount_minor),
-    currency: r.currency as string,
-    reason: (r.reason as string | null) ?? null,
-    approver: (r.approver as string | null) ?? null,
-    refund_id: (r.refund_id as string | null) ?? null,
-    livemode: r.livemode as boolean,
-    created_at: (r.created_at as Date).toISOString(),
-    resolved_at: r.resolved_at ? (r.resolved_at as Date).toISOString() : null,
+    status: r.status,
+    attempt_id: req.attempt_id,
+    amount_minor: r.amount_minor,
+    currency: r.currency,
+    reason: req.reason ?? null,
+    approver: r.approver,
+    refund_id: r.subject_id,
+    livemode: r.livemode,
+    created_at: r.created_at.toISOString(),
+    resolved_at: r.resolved_at ? r.resolved_at.toISOString() : null,
   };
 }
 
@@ -178,6 +180,8 @@ export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: St
 
 export class Refunds {
   readonly def: EntityDef<HydratedRefund, RefundCommand>;
+  /** Four-eyes approvals of refunds above the tenant's threshold (actors/approvals.ts). */
+  readonly approvals: Approvals<RefundRow>;
 
   readonly executeJob = defineJob<{ refundId: string }>({
     queue: REFUND_QUEUE,
@@ -190,6 +194,20 @@ export class Refunds {
   });
 
   constructor(private d: RefundsDeps) {
+    this.approvals = new Approvals<RefundRow>(d, {
+      kind: 'refund',
+      codes: { notFound: 'refund_approval.not_found', resolutionConflict: 'refund_approval.resolution_conflict', approverConflict: 'refund_approval.approver_conflict' },
+      view: approvalView,
+      prepareCreation: async (ap, _approver, at) => {
+        const req = ap.request as { attempt_id: string; reason?: string | null };
+        const [att] = await d.sql`
+          select a.*, (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.status in ('requested', 'succeeded'))::bigint as live
+            from attempts a where a.id = ${req.attempt_id}`;
+        checkAmount(ap.amount_minor, refundable(att, Number(att.live)), att.id as string);
+        const { row, plan } = this.creation({ tenantId: ap.tenant_id, livemode: ap.livemode }, att, ap.amount_minor, req.reason ?? null, ap.requested_by, ap.id, at);
+        return { id: row.id, step: { def: this.def, row, plan }, result: row };
+      },
+    });
     this.def = {
       kind: 'refund',
       table: 'refunds',
@@ -220,48 +238,48 @@ export class Refunds {
     const amount = body.amount_minor ?? left; // spec: omitted = remaining refundable
     checkAmount(amount, left, body.attempt_id);
     const threshold = (att.settings as { refund_approval_threshold_minor?: number } | null)?.refund_approval_threshold_minor;
-    if (typeof threshold === 'number' && amount > threshold) {
-      const view = await this.d.sql.begin(async (tx) => {
-        const [row] = await tx`
-          insert into refund_approvals (id, tenant_id, livemode, attempt_id, amount_minor, currency, reason, requested_by, status)
-          values (${randomUUID()}, ${p.tenantId}, ${p.livemode}, ${att.id}, ${amount}, ${att.currency}, ${body.reason ?? null}, ${p.keyId}, 'pending')
-          returning *`;
-        const v = approvalView(row);
-        await saveIdempotent(tx, idem, 202, v);
-        return v;
-      });
+    if (this.approvals.needed(amount, threshold)) {
+      const view = await this.approvals.request(p, { amountMinor: amount, currency: att.currency as string, request: { attempt_id: att.id as string, reason: body.reason ?? null } }, idem);
       return { status: 202, body: view };
     }
-    const row = await this.insert(p, att, amount, body.reason ?? null, p.keyId, null, idem);
+    const row = await this.insert(p, att, amount, body.reason ?? null, p.keyId, idem);
     return { status: 201, body: refundView(row) };
   }
 
   /** Creates the refund row (requested) and queues its execution; the database has the last word on the amount. */
-  private async insert(p: { tenantId: string; livemode: boolean }, att: Record<string, unknown>, amount: number, reason: string | null, requestedBy: string, approvalId: string | null, idem?: IdempotencyHandle, writes: Plan['writes'] = [], id: string = randomUUID()): Promise<RefundRow> {
+  private async insert(p: { tenantId: string; livemode: boolean }, att: Record<string, unknown>, amount: number, reason: string | null, requestedBy: string, idem?: IdempotencyHandle): Promise<RefundRow> {
     const at = new Date();
+    const { row, plan } = this.creation(p, att, amount, reason, requestedBy, null, at);
+    try {
+      return await this.d.actor.create(this.def, p, { ...plan, response: { status: 201, body: refundView(row) }, result: row }, { idem, at });
+    } catch (e) {
+      await this.explainOverRefund(e, att.id as string, amount);
+      throw e;
+    }
+  }
+
+  /** A refund's creation step (row, history, execution job): a caller's request, or an approval's step carries it. */
+  private creation(p: { tenantId: string; livemode: boolean }, att: Record<string, unknown>, amount: number, reason: string | null, requestedBy: string, approvalId: string | null, at: Date) {
     const row: RefundRow = {
-      id, tenant_id: p.tenantId, livemode: p.livemode, status: initialState(refundMachine),
+      id: randomUUID(), tenant_id: p.tenantId, livemode: p.livemode, status: initialState(refundMachine),
       version: 0, attempt_id: att.id as string, payment_intent_id: att.payment_intent_id as string, amount_minor: amount, currency: att.currency as string,
       reason, provider_ref: null, failure_code: null, failure_message: null, requested_by: requestedBy, approval_id: approvalId, created_at: at, updated_at: at,
     };
-    try {
-      return await this.d.actor.create(this.def, p, {
-        create: { ...row },
-        writes,
-        history: { event: 'create', data: { amount_minor: amount, approval_id: approvalId } },
-        jobs: [jobRequest(this.executeJob, { refundId: row.id })],
-        response: { status: 201, body: refundView(row) },
-        result: row,
-      }, { idem, at });
-    } catch (e) {
-      if ((e as { code?: string }).code !== 'OQ422') throw e;
-      // Another refund of the attempt committed first: say what is left now.
-      const [now] = await this.d.sql`
-        select a.*, (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.status in ('requested', 'succeeded'))::bigint as live
-          from attempts a where a.id = ${att.id as string}`;
-      checkAmount(amount, refundable(now, Number(now.live)), att.id as string);
-      throw e;
-    }
+    const plan = {
+      create: { ...row },
+      history: { event: 'create', data: { amount_minor: amount, approval_id: approvalId } },
+      jobs: [jobRequest(this.executeJob, { refundId: row.id })],
+    };
+    return { row, plan };
+  }
+
+  /** The database refused a refund past the captured amount (OQ422: another refund committed first): say what is left now. */
+  private async explainOverRefund(e: unknown, attemptId: string, amount: number): Promise<void> {
+    if ((e as { code?: string }).code !== 'OQ422') return;
+    const [now] = await this.d.sql`
+      select a.*, (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.status in ('requested', 'succeeded'))::bigint as live
+        from attempts a where a.id = ${attemptId}`;
+    checkAmount(amount, refundable(now, Number(now.live)), attemptId);
   }
 
   /** The tenant's refunds, newest first, a page at a time (Stripe's list), optionally of one intent or attempt. */
@@ -308,46 +326,25 @@ export class Refunds {
 
   // ---- four-eyes ---------------------------------------------------------------------------------
 
-  async getApproval(p: Principal, id: string) {
-    const rows = await this.d.sql`select * from refund_approvals where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
-    if (!rows.length) throw new ApiError('refund_approval.not_found');
-    return approvalView(rows[0]);
+  getApproval(p: Principal, id: string) {
+    return this.approvals.get(p, id);
   }
 
-  /** The operator approves (a different actor than the requester): the refund is created and executed. */
+  /** The operator approves (a different person than the requester): the refund is created in the approval's step, then executed. */
   async approve(tenantId: string, approvalId: string, approver: string) {
-    const [ap] = await this.d.sql`select * from refund_approvals where id = ${approvalId} and tenant_id = ${tenantId}`;
-    if (!ap) throw new ApiError('refund_approval.not_found');
-    if (ap.status !== 'pending') throw new ApiError('refund_approval.resolution_conflict', `This approval was already ${String(ap.status)}.`);
-    if (approver.trim().toLowerCase() === String(ap.requested_by).toLowerCase()) {
-      throw new ApiError('refund_approval.approver_conflict', 'Four-eyes rule: the approver must be someone other than the API key that requested the refund.');
-    }
-    const [att] = await this.d.sql`
-      select a.*, (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.status in ('requested', 'succeeded'))::bigint as live
-        from attempts a where a.id = ${ap.attempt_id as string}`;
-    checkAmount(Number(ap.amount_minor), refundable(att, Number(att.live)), att.id as string);
     let row: RefundRow;
     try {
-      // The approval is resolved in the refund's transaction, and only if it is still pending (a second approver loses).
-      const refundId = randomUUID();
-      row = await this.insert({ tenantId, livemode: ap.livemode as boolean }, att, Number(ap.amount_minor), (ap.reason as string | null) ?? null, ap.requested_by as string, approvalId, undefined, [
-        { op: 'update', table: 'refund_approvals', id: approvalId, where: { status: 'pending' }, set: { status: 'approved', approver, refund_id: refundId, resolved_at: new Date() }, expect: 1 },
-      ], refundId);
+      row = await this.approvals.approve(tenantId, approvalId, approver);
     } catch (e) {
-      if ((e as { code?: string }).code === 'OQ409') throw new ApiError('refund_approval.resolution_conflict', 'This approval was resolved by someone else meanwhile.');
+      const [ap] = await this.d.sql`select request, amount_minor from approvals where id = ${approvalId}`;
+      if (ap) await this.explainOverRefund(e, (ap.request as { attempt_id: string }).attempt_id, Number(ap.amount_minor));
       throw e;
     }
     return refundView((await this.execute(row.id)) ?? row);
   }
 
-  async reject(tenantId: string, approvalId: string, approver: string) {
-    const rows = await this.d.sql`
-      update refund_approvals set status = 'rejected', approver = ${approver}, resolved_at = now()
-       where id = ${approvalId} and tenant_id = ${tenantId} and status = 'pending' returning *`;
-    if (rows.length) return approvalView(rows[0]);
-    const [ap] = await this.d.sql`select status from refund_approvals where id = ${approvalId} and tenant_id = ${tenantId}`;
-    if (!ap) throw new ApiError('refund_approval.not_found');
-    throw new ApiError('refund_approval.resolution_conflict', `This approval was already ${String(ap.status)}.`);
+  reject(tenantId: string, approvalId: string, approver: string) {
+    return this.approvals.reject(tenantId, approvalId, approver);
   }
 
   capability(): Capability {

@@ -248,14 +248,15 @@ export const payoutList = listOf(payoutResource);
 
 export const payoutApprovalResource = {
   type: 'object',
-  required: ['id', 'object', 'status', 'amount_minor', 'currency', 'clabe', 'beneficiary_name', 'concepto', 'livemode', 'created_at'],
+  required: ['id', 'object', 'status', 'amount_minor', 'currency', 'clabe', 'clabe_masked', 'beneficiary_name', 'concepto', 'livemode', 'created_at'],
   properties: {
     id: uuid,
     object: { const: 'payout_approval' },
     status: { enum: ['pending', 'approved', 'rejected'] },
     amount_minor: { type: 'integer' },
     currency: { type: 'string' },
-    clabe: { type: 'string', description: 'Masked.' },
+    clabe: { type: 'string', description: 'The CLABE the payout will go to, as requested (in full, like the payout it asks for).' },
+    clabe_masked: { type: 'string', description: 'The same CLABE masked.' },
     beneficiary_name: { type: 'string' },
     concepto: { type: 'string' },
     approver: { type: 'string' },

@@ -103,7 +103,7 @@ t.test('no full CLABE in responses, logs, events, history, records or traces', a
   t.notMatch(await dump(sql`select payload from inbox where tenant_id = ${ten.id}`), FULL, 'inbox');
   t.notMatch(await dump(sql`select memo from journal_entries where tenant_id = ${ten.id}`), FULL, 'ledger');
   t.notMatch(await dump(sql`select * from sim_payout_orders where tenant_id = ${ten.id}`), FULL, "the sim rail's book");
-  for (const table of ['onboarding_applications', 'connect_accounts', 'payouts', 'payout_approvals']) {
+  for (const table of ['onboarding_applications', 'connect_accounts', 'payouts', 'payout_approvals', 'approvals']) {
     t.notMatch(await dump(sql`select * from ${sql(table)} where tenant_id = ${ten.id}`), FULL, `${table}: only sealed and masked`);
   }
   // The service logs no request or response bodies; a field named like a CLABE is masked by the logger.

@@ -173,14 +173,19 @@ t.test('four-eyes above the threshold: 202 pending; a different approver execute
   t.equal((await create(body({ amount_minor: 1_000_000 }))).status, 201, 'at the threshold: no approval');
   const r = await create(body({ amount_minor: 2_500_000 }));
   t.equal(r.status, 202);
-  t.match(r.body, { object: 'payout_approval', status: 'pending', amount_minor: 2_500_000, clabe: '072***********1499' });
-  t.notMatch(r.text, /072691004495711499/);
+  // spec: a payout carries `clabe` (the merchant's own CLABE, in full); the approval of one answers it
+  // too, with `clabe_masked`, and keeps it only sealed (row and idempotency record).
+  t.match(r.body, { object: 'payout_approval', status: 'pending', amount_minor: 2_500_000, clabe: '072691004495711499', clabe_masked: '072***********1499' });
+  const [stored] = await a.app.deps.sql`select a.*, (select json_agg(k.response_body) from idempotency_keys k where k.tenant_id = a.tenant_id) as records from approvals a where a.id = ${r.body.id}`;
+  t.equal(stored.subject_kind, 'payout');
+  t.notMatch(JSON.stringify(stored), /072691004495711499/, 'the approval row and the idempotency records keep the CLABE sealed');
   t.equal((await a.call('GET', `/v1/payout_approvals/${r.body.id}`, { key: ten.testKey })).body.status, 'pending');
   const [before] = await a.app.deps.sql`select count(*)::int as n from payouts where tenant_id = ${ten.id} and amount_minor = 2500000`;
   t.equal(before.n, 0, 'nothing sent before approval');
   const same = await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${r.body.id}/approve`, { approver: ten.testKeyId });
   t.equal(same.status, 409);
   t.equal(same.body.error.code, 'payout_approval.approver_conflict');
+  t.equal((await a.call('GET', `/v1/payout_approvals/${r.body.id}`, { key: ten.testKey })).body.status, 'pending', 'a refused self-approval changes nothing');
   const ok = await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${r.body.id}/approve`, { approver: 'tesorera@mercado.mx' });
   t.equal(ok.status, 200);
   t.match(ok.body, { object: 'payout', status: 'processing', amount_minor: 2_500_000 });
@@ -188,6 +193,11 @@ t.test('four-eyes above the threshold: 202 pending; a different approver execute
   const again = await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${r.body.id}/approve`, { approver: 'otra@mercado.mx' });
   t.equal(again.body.error.code, 'payout_approval.resolution_conflict');
   t.match((await a.call('GET', `/v1/payout_approvals/${r.body.id}`, { key: ten.testKey })).body, { status: 'approved', approver: 'tesorera@mercado.mx', payout_id: ok.body.id });
+  // The approval is an entity: its steps are in the history, and the payout's creation names it.
+  const hist = await a.app.deps.sql`select entity_kind, event, from_status, to_status from entity_history where entity_id in (${r.body.id}, ${ok.body.id}) order by id`;
+  const steps = hist.map((h) => `${h.entity_kind}:${h.event}:${h.from_status ?? ''}>${h.to_status}`);
+  for (const want of ['approval:requested:>pending', 'approval:approved:pending>approved', 'payout:create:>processing']) t.ok(steps.includes(want), `history has ${want} (${steps.join(', ')})`);
+  t.equal(steps.filter((x) => x.startsWith('approval:')).length, 2, 'the refused self-approval and the late second approval wrote nothing');
   const r2 = await create(body({ amount_minor: 3_000_000 }));
   const rej = await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${r2.body.id}/reject`, { approver: 'tesorera@mercado.mx' });
   t.match(rej.body, { status: 'rejected' });

@@ -26,6 +26,9 @@ import { receivableMachine } from '../machines/receivable.js';
 import { receivableResource } from '../schemas/receivables.js';
 import { terminalMachine } from '../machines/terminal.js';
 import { terminalResource } from '../schemas/terminals.js';
+import { approvalMachine } from '../machines/approval.js';
+import { refundApprovalResource } from '../schemas/refunds.js';
+import { payoutApprovalResource } from '../schemas/connect.js';
 
 interface Resource {
   name: string;
@@ -38,6 +41,9 @@ const RESOURCES: Resource[] = [
   { name: 'payment_intent', machine: paymentIntentMachine, schema: paymentIntentResource as never, table: 'payment_intents' },
   { name: 'attempt', machine: attemptMachine, schema: attemptResource as never, table: 'attempts' },
   { name: 'refund', machine: refundMachine, schema: refundResource as never, table: 'refunds' },
+  // One approval entity kind (table approvals) answered as refund_approval or payout_approval.
+  { name: 'approval (refund)', machine: approvalMachine, schema: refundApprovalResource as never, table: 'approvals' },
+  { name: 'approval (payout)', machine: approvalMachine, schema: payoutApprovalResource as never, table: 'approvals' },
   { name: 'payment_method', machine: paymentMethodMachine, schema: paymentMethodResource as never, table: 'payment_methods' },
   { name: 'onboarding_application', machine: onboardingMachine, schema: applicationResource as never, table: 'onboarding_applications' },
   { name: 'payout', machine: payoutMachine, schema: payoutResource as never, table: 'payouts' },

@@ -1,84 +1,101 @@
 // Four-eyes approvals (decisions.md §2): refunds and payouts above the tenant's threshold wait for an
 // operator. The merchant reads an approval with its API key; the operator approves or rejects it.
+// One implementation for every kind of approval (actors/approvals.ts): each kind names its paths,
+// schemas, codes and the capability that owns it; the routes are made once, here.
+import type { ErrorCode } from '../../kernel/error-catalog.js';
 import { payoutApprovalResource, payoutResource } from '../../schemas/connect.js';
 import { approveBody, refundApprovalResource, refundResource, type ApproveBody } from '../../schemas/refunds.js';
-import { defineRoute } from '../route.js';
+import { defineRoute, type RequestContext } from '../route.js';
+
+/** What a capability with four-eyes approvals offers the routes. */
+interface ApprovalDesk {
+  getApproval(p: RequestContext['principal'], id: string): Promise<unknown>;
+  approve(tenantId: string, approvalId: string, approver: string): Promise<unknown>;
+  reject(tenantId: string, approvalId: string, approver: string): Promise<unknown>;
+}
+
+interface ApprovalKind {
+  /** `refund` → /v1/refund_approvals, /admin/tenants/{tenantId}/refund_approvals/…, codes refund_approval.* */
+  subject: 'refund' | 'payout';
+  desk(ctx: RequestContext): ApprovalDesk;
+  readTag: string;
+  approvalSchema: object;
+  subjectSchema: object;
+  approve: { summary: string; description: string; answer: string; errors: ErrorCode[] };
+  rejectSummary: string;
+}
+
+function approvalRoutesOf(k: ApprovalKind) {
+  const code = (c: 'not_found' | 'resolution_conflict' | 'approver_conflict') => `${k.subject}_approval.${c}` as ErrorCode;
+  const admin = `/admin/tenants/{tenantId}/${k.subject}_approvals/{approvalId}`;
+  return [
+    defineRoute({
+      method: 'GET',
+      path: `/v1/${k.subject}_approvals/{id}`,
+      auth: 'api_key',
+      scope: 'payments:read',
+      notFound: code('not_found'),
+      summary: `Read a ${k.subject} approval`,
+      tags: [k.readTag],
+      responses: { 200: { description: 'The approval', schema: k.approvalSchema } },
+      errors: [code('not_found')],
+      handler: async (ctx) => ({ status: 200, body: await k.desk(ctx).getApproval(ctx.principal, ctx.params.id) }),
+    }),
+    defineRoute<ApproveBody>({
+      method: 'POST',
+      path: `${admin}/approve`,
+      auth: 'admin',
+      body: approveBody,
+      notFound: code('not_found'),
+      summary: k.approve.summary,
+      description: k.approve.description,
+      tags: ['Operator'],
+      responses: { 200: { description: k.approve.answer, schema: k.subjectSchema } },
+      errors: [code('not_found'), code('resolution_conflict'), code('approver_conflict'), ...k.approve.errors],
+      handler: async (ctx) => ({ status: 200, body: await k.desk(ctx).approve(ctx.params.tenantId, ctx.params.approvalId, ctx.body.approver) }),
+    }),
+    defineRoute<ApproveBody>({
+      method: 'POST',
+      path: `${admin}/reject`,
+      auth: 'admin',
+      body: approveBody,
+      notFound: code('not_found'),
+      summary: k.rejectSummary,
+      tags: ['Operator'],
+      responses: { 200: { description: 'The approval, rejected', schema: k.approvalSchema } },
+      errors: [code('not_found'), code('resolution_conflict')],
+      handler: async (ctx) => ({ status: 200, body: await k.desk(ctx).reject(ctx.params.tenantId, ctx.params.approvalId, ctx.body.approver) }),
+    }),
+  ];
+}
 
 export const approvalRoutes = [
-  defineRoute({
-    method: 'GET',
-    path: '/v1/refund_approvals/{id}',
-    auth: 'api_key',
-    scope: 'payments:read',
-    notFound: 'refund_approval.not_found',
-    summary: 'Read a refund approval',
-    tags: ['Refunds'],
-    responses: { 200: { description: 'The approval', schema: refundApprovalResource } },
-    errors: ['refund_approval.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.refunds.getApproval(ctx.principal, ctx.params.id) }),
+  ...approvalRoutesOf({
+    subject: 'refund',
+    desk: (ctx) => ctx.deps.refunds,
+    readTag: 'Refunds',
+    approvalSchema: refundApprovalResource,
+    subjectSchema: refundResource,
+    approve: {
+      summary: 'Approve a refund (four-eyes): the refund is created and executed',
+      description: 'The approver must differ from the API key that requested the refund. Answers the refund after the provider call (succeeded or failed).',
+      answer: 'The executed refund',
+      errors: ['refund.exceeds_refundable', 'refund.nothing_refundable', 'refund.attempt_not_refundable'],
+    },
+    rejectSummary: 'Reject a refund approval: nothing is refunded',
   }),
-
-  defineRoute<ApproveBody>({
-    method: 'POST',
-    path: '/admin/tenants/{tenantId}/refund_approvals/{approvalId}/approve',
-    auth: 'admin',
-    body: approveBody,
-    notFound: 'refund_approval.not_found',
-    summary: 'Approve a refund (four-eyes): the refund is created and executed',
-    description: 'The approver must differ from the API key that requested the refund. Answers the refund after the provider call (succeeded or failed).',
-    tags: ['Operator'],
-    responses: { 200: { description: 'The executed refund', schema: refundResource } },
-    errors: ['refund_approval.not_found', 'refund_approval.resolution_conflict', 'refund_approval.approver_conflict', 'refund.exceeds_refundable', 'refund.nothing_refundable', 'refund.attempt_not_refundable'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.refunds.approve(ctx.params.tenantId, ctx.params.approvalId, ctx.body.approver) }),
-  }),
-  defineRoute<ApproveBody>({
-    method: 'POST',
-    path: '/admin/tenants/{tenantId}/refund_approvals/{approvalId}/reject',
-    auth: 'admin',
-    body: approveBody,
-    notFound: 'refund_approval.not_found',
-    summary: 'Reject a refund approval: nothing is refunded',
-    tags: ['Operator'],
-    responses: { 200: { description: 'The approval, rejected', schema: refundApprovalResource } },
-    errors: ['refund_approval.not_found', 'refund_approval.resolution_conflict'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.refunds.reject(ctx.params.tenantId, ctx.params.approvalId, ctx.body.approver) }),
-  }),
-
-  defineRoute({
-    method: 'GET',
-    path: '/v1/payout_approvals/{id}',
-    auth: 'api_key',
-    scope: 'payments:read',
-    notFound: 'payout_approval.not_found',
-    summary: 'Read a payout approval',
-    tags: ['Payouts'],
-    responses: { 200: { description: 'The approval', schema: payoutApprovalResource } },
-    errors: ['payout_approval.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.payouts.getApproval(ctx.principal, ctx.params.id) }),
-  }),
-  defineRoute<ApproveBody>({
-    method: 'POST',
-    path: '/admin/tenants/{tenantId}/payout_approvals/{approvalId}/approve',
-    auth: 'admin',
-    body: approveBody,
-    notFound: 'payout_approval.not_found',
-    summary: 'Operator: approve a payout (four-eyes); the payout is created and sent',
-    description: 'The approver must differ from the API key that requested the payout. Answers the payout `processing`; the worker sends it.',
-    tags: ['Operator'],
-    responses: { 200: { description: 'The payout, processing', schema: payoutResource } },
-    errors: ['payout_approval.not_found', 'payout_approval.resolution_conflict', 'payout_approval.approver_conflict', 'payout.no_route'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.payouts.approve(ctx.params.tenantId, ctx.params.approvalId, ctx.body.approver) }),
-  }),
-  defineRoute<ApproveBody>({
-    method: 'POST',
-    path: '/admin/tenants/{tenantId}/payout_approvals/{approvalId}/reject',
-    auth: 'admin',
-    body: approveBody,
-    notFound: 'payout_approval.not_found',
-    summary: 'Operator: reject a payout approval; nothing is sent',
-    tags: ['Operator'],
-    responses: { 200: { description: 'The approval, rejected', schema: payoutApprovalResource } },
-    errors: ['payout_approval.not_found', 'payout_approval.resolution_conflict'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.payouts.reject(ctx.params.tenantId, ctx.params.approvalId, ctx.body.approver) }),
+  ...approvalRoutesOf({
+    subject: 'payout',
+    desk: (ctx) => ctx.deps.payouts,
+    readTag: 'Payouts',
+    approvalSchema: payoutApprovalResource,
+    subjectSchema: payoutResource,
+    approve: {
+      summary: 'Operator: approve a payout (four-eyes); the payout is created and sent',
+      description: 'The approver must differ from the API key that requested the payout. Answers the payout `processing`; the worker sends it.',
+      answer: 'The payout, processing',
+      errors: ['payout.no_route'],
+    },
+    rejectSummary: 'Operator: reject a payout approval; nothing is sent',
   }),
 ];

@@ -1,0 +1,173 @@
+// Four-eyes approvals as one entity kind (issue 24.2; decisions.md §2). A refund or a payout above
+// the tenant's threshold is not made at once: an approval (table `approvals`, machine
+// machines/approval.ts) waits for a second person. Approving runs the approval's step on the
+// entity actor; the step carries the subject's creation (plan.also), so the approval turns
+// `approved` and the refund or payout exists in one fenced transaction, or neither. Rejecting is
+// a step too (history, fence), never a hand-written UPDATE.
+//
+// What differs per subject (its error codes, its projection, how it builds the refund or payout)
+// is an ApprovalSubject given by the capability that owns the subject (actors/refunds.ts,
+// actors/payouts.ts); the rule "approver ≠ requester", the threshold and the states are here and
+// in the machine, once. The admin routes of both share one implementation (api/routes/approvals.ts).
+import { randomUUID } from 'node:crypto';
+import type { Sql } from '../kernel/db.js';
+import { LockBusy, type EntityActor, type EntityDef, type EntityPlan, type EntityRow, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { ApiError } from '../kernel/errors.js';
+import type { ErrorCode } from '../kernel/error-catalog.js';
+import type { IdempotencyHandle } from '../kernel/idempotency.js';
+import { machineStep } from '../kernel/machine-step.js';
+import type { Principal } from '../kernel/principal.js';
+import { approvalMachine, needsApproval, samePerson, type ApprovalEffect, type ApprovalStatus } from '../machines/approval.js';
+
+export type ApprovalSubjectKind = 'refund' | 'payout';
+
+export interface ApprovalRow extends EntityRow<ApprovalStatus> {
+  subject_kind: ApprovalSubjectKind;
+  amount_minor: number;
+  currency: string;
+  request: Record<string, unknown>;
+  secret_sealed: string | null;
+  secret_masked: string | null;
+  requested_by: string;
+  approver: string | null;
+  subject_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  resolved_at: Date | null;
+}
+
+/** What the subject's capability prepared, outside the transaction, for the approval's `approve` step. */
+export interface SubjectCreation<R = unknown> {
+  /** The subject's id (the approval records it). */
+  id: string;
+  /** The subject's creation step, committed in the approval's transaction. */
+  step: EntityPlan;
+  /** The command's answer once committed. */
+  result: R;
+}
+
+/** What differs per subject kind; given by the capability that owns the subject. */
+export interface ApprovalSubject<R = unknown> {
+  kind: ApprovalSubjectKind;
+  codes: { notFound: ErrorCode; resolutionConflict: ErrorCode; approverConflict: ErrorCode };
+  /** The spec's projection of the approval (`refund_approval`, `payout_approval`). */
+  view(row: ApprovalRow): Record<string, unknown>;
+  /** The answer the idempotency record keeps (secrets sealed); the view when absent. */
+  recordView?(row: ApprovalRow): Record<string, unknown>;
+  /** Reads (and checks) what the subject's creation needs; throws the subject's ApiError to refuse. */
+  prepareCreation(row: ApprovalRow, approver: string, at: Date): Promise<SubjectCreation<R>>;
+}
+
+type Command = { kind: 'approve' | 'reject'; approver: string; tenantId: string };
+type HydratedApproval = Hydrated<ApprovalRow>;
+
+export const toApproval = (r: Record<string, unknown>): ApprovalRow => ({ ...(r as unknown as ApprovalRow), amount_minor: Number(r.amount_minor) });
+
+/** The pure step of an approval: the machine decides; `approve` carries the subject's creation. Exported for tests. */
+export function planApproval(h: HydratedApproval, cmd: Command, env: StepEnv, creation: SubjectCreation | undefined, codes: ApprovalSubject['codes']): Plan {
+  const r = h.row;
+  const step = machineStep<ApprovalEffect>(approvalMachine, r.status, { requestedBy: r.requested_by }, { type: cmd.kind, approver: cmd.approver });
+  const refused = step.effects.find((e) => e.type === 'refuse');
+  if (refused?.type === 'refuse') {
+    if (refused.params.reason === 'approver_conflict') {
+      throw new ApiError(codes.approverConflict, `Four-eyes rule: the approver must be someone other than the API key that requested the ${r.subject_kind}.`);
+    }
+    throw new ApiError(codes.resolutionConflict, `This approval was already ${r.status}.`);
+  }
+  const set: Record<string, unknown> = { status: step.value, approver: cmd.approver, resolved_at: env.at, updated_at: env.at };
+  const plan: Plan = { set, history: { event: step.value, data: { approver: cmd.approver } }, signals: [], result: undefined };
+  for (const e of step.effects) {
+    if (e.type === 'createSubject') {
+      if (!creation) throw new Error(`approval ${r.id}: approved without its ${r.subject_kind} prepared`);
+      set.subject_id = creation.id;
+      plan.history = { event: step.value, data: { approver: cmd.approver, [`${r.subject_kind}_id`]: creation.id } };
+      plan.also = [creation.step];
+      plan.result = creation.result;
+    }
+    if (e.type === 'signal') plan.signals!.push({ type: e.params.event, data: { id: r.id, subject_kind: r.subject_kind, subject_id: set.subject_id ?? null, approver: cmd.approver } });
+  }
+  if (plan.result === undefined) plan.result = { ...r, ...set } as ApprovalRow;
+  return plan;
+}
+
+/** The approvals of one subject kind (one per capability; all in table `approvals`). */
+export class Approvals<R = unknown> {
+  readonly def: EntityDef<HydratedApproval, Command, SubjectCreation<R> | undefined>;
+
+  constructor(
+    private readonly d: { sql: Sql; actor: EntityActor },
+    readonly subject: ApprovalSubject<R>,
+  ) {
+    const { codes } = subject;
+    this.def = {
+      kind: 'approval',
+      table: 'approvals',
+      notFound: codes.notFound,
+      busy: codes.resolutionConflict,
+      // The operator's routes name the tenant, not the mode: an approval of another tenant or kind is not found.
+      hydrate: async (sql, id, scope, cmd) => {
+        const tenantId = scope?.tenantId ?? cmd?.tenantId;
+        const [r] = await sql`
+          select * from approvals where id = ${id} and subject_kind = ${subject.kind}
+             ${tenantId ? sql`and tenant_id = ${tenantId}` : sql``} ${scope ? sql`and livemode = ${scope.livemode}` : sql``}`;
+        return r ? { row: toApproval(r), clockOffsetMs: 0 } : undefined;
+      },
+      // The subject is prepared (reads, checks) only when the machine will create it.
+      prepare: async (h, cmd) => (cmd.kind === 'approve' && h.row.status === 'pending' && !samePerson(cmd.approver, h.row.requested_by) ? subject.prepareCreation(h.row, cmd.approver, new Date()) : undefined),
+      plan: (h, cmd, env, creation) => planApproval(h, cmd, env, creation, codes),
+    };
+  }
+
+  /** Whether this amount needs an approval under the tenant's threshold (the rule, once: machines/approval.ts). */
+  needed(amountMinor: number, thresholdMinor: number | null | undefined): boolean {
+    return needsApproval(amountMinor, thresholdMinor);
+  }
+
+  /** Opens a pending approval (the request's 202 answer, stored with its Idempotency-Key in the same transaction). */
+  async request(p: Principal, a: { amountMinor: number; currency: string; request: Record<string, unknown>; secret?: (id: string) => { sealed: string; masked: string } }, idem?: IdempotencyHandle): Promise<Record<string, unknown>> {
+    const at = new Date();
+    const id = randomUUID();
+    const secret = a.secret?.(id);
+    const row: ApprovalRow = {
+      id, tenant_id: p.tenantId, livemode: p.livemode, subject_kind: this.subject.kind, status: 'pending', version: 0,
+      amount_minor: a.amountMinor, currency: a.currency, request: a.request, secret_sealed: secret?.sealed ?? null, secret_masked: secret?.masked ?? null,
+      requested_by: p.keyId, approver: null, subject_id: null, created_at: at, updated_at: at, resolved_at: null,
+    };
+    const view = this.subject.view(row);
+    await this.d.actor.create(this.def, p, {
+      create: { ...row },
+      history: { event: 'requested', data: { subject_kind: row.subject_kind, amount_minor: row.amount_minor, requested_by: row.requested_by } },
+      response: { status: 202, body: this.subject.recordView?.(row) ?? view },
+      result: view,
+    }, { idem, at });
+    return view;
+  }
+
+  /** The merchant reads an approval (its key's tenant and mode). */
+  async get(p: Principal, id: string): Promise<Record<string, unknown>> {
+    const [r] = await this.d.sql`select * from approvals where id = ${id} and subject_kind = ${this.subject.kind} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+    if (!r) throw new ApiError(this.subject.codes.notFound);
+    return this.subject.view(toApproval(r));
+  }
+
+  /** The operator approves: the subject is created in the approval's transaction; resolves to what prepareCreation said. */
+  approve(tenantId: string, id: string, approver: string): Promise<R> {
+    return this.step(tenantId, id, { kind: 'approve', approver, tenantId }) as Promise<R>;
+  }
+
+  /** The operator rejects: nothing is created; resolves to the approval's projection. */
+  async reject(tenantId: string, id: string, approver: string): Promise<Record<string, unknown>> {
+    return this.subject.view((await this.step(tenantId, id, { kind: 'reject', approver, tenantId })) as ApprovalRow);
+  }
+
+  private async step(tenantId: string, id: string, cmd: Command): Promise<unknown> {
+    try {
+      return await this.d.actor.run(this.def, undefined, id, cmd, { waitMs: 3000, worker: false });
+    } catch (e) {
+      if (e instanceof LockBusy) throw new ApiError(this.subject.codes.resolutionConflict, 'Someone else is deciding this approval right now.');
+      // The subject's creation lost a race the fence sees (another approver committed first).
+      if ((e as { code?: string }).code === 'OQ409') throw new ApiError(this.subject.codes.resolutionConflict, 'This approval was resolved by someone else meanwhile.');
+      throw e;
+    }
+  }
+}
