@@ -22,7 +22,11 @@ import {
   type Context,
   type Span,
 } from '@opentelemetry/api';
-import type { AppDeps } from '../ops/deps.js';
+import type { Services } from './services.js';
+import type { KeyStore } from './auth.js';
+import type { Idempotency } from './idempotency.js';
+import type { RateLimiter } from './rate-limit.js';
+import type { Logger } from '../kernel/log.js';
 import { ApiError, envelopeJson, isApiError } from '../kernel/errors.js';
 import { isIdempotencyConflict, parseIdempotencyKey, type IdempotencyHandle } from './idempotency.js';
 import { answerJson, stripNulls } from '../kernel/json.js';
@@ -37,7 +41,7 @@ import { isCorsPath, registerPreflight, writeCorsHeaders } from './cors.js';
 import { authenticateSession } from './session-auth.js';
 
 const tracer = trace.getTracer('orquesta-edge');
-// Span attribute names live in ops/tracing.ts (ATTR).
+// Span attribute names live in kernel/tracing.ts (ATTR).
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The API's no-op provider: what the global provider delegates to until an SDK registers one. */
@@ -68,6 +72,16 @@ interface Compiled {
   /** prom-client children per method, cached (label hashing per request is not free). */
   durationChild?: { observe(v: number): void };
   counters: Map<number, { inc(): void }>;
+}
+
+/** What createEdge is given: the handlers' services and the edge's own collaborators. */
+export interface EdgeDeps extends Services {
+  readonly log: Logger;
+  readonly keys: KeyStore;
+  readonly limiter: RateLimiter;
+  readonly idempotency: Idempotency;
+  /** sha256 of the operator key (from ADMIN_KEY or the stored generated one). */
+  readonly adminKeyHash: string;
 }
 
 export interface Edge {
@@ -183,7 +197,7 @@ const READ = 2;
 const DRAINING = 3;
 const TOO_LARGE = 4;
 
-export function createEdge(deps: AppDeps, routes: RouteDef[]): Edge {
+export function createEdge(deps: EdgeDeps, routes: RouteDef[]): Edge {
   const app = uws.App();
   const { config, log, metrics } = deps;
   const baseUrl = config.publicBaseUrl;

@@ -2,9 +2,9 @@
 // schemas, docs) that the edge serves and the OpenAPI document describes.
 import type { Span } from '@opentelemetry/api';
 import type { ErrorCode } from '../kernel/error-catalog.js';
-import type { AppDeps } from '../ops/deps.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
 import type { Principal, Scope } from '../kernel/principal.js';
+import type { Services } from './services.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** none: open (health, docs); api_key: Authorization Bearer; admin: X-Admin-Key; public: client secret / open browser routes; session: a portal member's cookie (api/session-auth.ts). */
@@ -39,7 +39,8 @@ export interface RequestContext<B = unknown, Q = unknown> {
   readonly principal: Principal;
   /** Set when the request carries a valid Idempotency-Key on a route that takes one. */
   readonly idem?: IdempotencyHandle;
-  readonly deps: AppDeps;
+  /** The capabilities a handler may call (api/services.ts): facades, never a pool. */
+  readonly deps: Services;
   readonly span: Span;
   /** Aborted when the client disconnects. */
   readonly signal: AbortSignal;

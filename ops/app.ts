@@ -46,6 +46,10 @@ import { migrate } from './migrate.js';
 import { createConnect } from './connect.js';
 import { createBillers } from './billers.js';
 import { resolveSecretBox } from './secret-box.js';
+import { createHealth } from './health.js';
+import { bindGroups } from '../kernel/facade.js';
+import { commandGroups } from '../actors/facades.js';
+import { TestHelpers } from '../actors/test-helpers.js';
 
 export interface RunningApp {
   deps: AppDeps;
@@ -130,7 +134,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   });
   const webhooks = new WebhookDelivery({ sql, redis, config, log, metrics });
   const portal = new PortalAccounts({ sql, secrets, idleMinutes: config.portalSessionIdleMinutes, maxHours: config.portalSessionMaxHours, announceRevocation: (id) => keys.announceRevocation(id) });
-  const deps: AppDeps = {
+  const base = {
     config,
     sql,
     readSql,
@@ -169,6 +173,14 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     payoutCredentials: cx.payoutCredentials,
     billers: bx.billers,
     recharges: bx.recharges,
+  };
+  // What the edge's handlers call (api/services.ts): the plain-function capabilities bound to this
+  // process (actors/facades.ts), the test helpers and the health probes.
+  const deps: AppDeps = {
+    ...base,
+    ...bindGroups(base, commandGroups),
+    testHelpers: new TestHelpers(base),
+    health: createHealth({ sql, readSql, redis, redisPrefix: config.redisPrefix }),
   };
 
   let edge: Edge | undefined;

@@ -1,19 +1,7 @@
-// Where the project's files are at run time, whether running from dist/ (compiled) or the source tree.
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// Where the process's own files are: migrations and the state directory (the project root is found in kernel/paths.ts).
+import { join, resolve } from 'node:path';
+import { projectRoot } from '../kernel/paths.js';
 
-function findRoot(start: string): string {
-  let dir = start;
-  for (;;) {
-    if (existsSync(join(dir, 'package.json')) && existsSync(join(dir, 'ops', 'migrations'))) return dir;
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`cannot find the project root above ${start}`);
-    dir = up;
-  }
-}
-
-export const projectRoot = findRoot(dirname(fileURLToPath(import.meta.url)));
+export { projectRoot };
 export const migrationsDir = join(projectRoot, 'ops', 'migrations');
-export const webDir = join(projectRoot, 'web');
 export const resolveState = (stateDir: string) => resolve(projectRoot, stateDir);

@@ -16,6 +16,6 @@ export const balanceRoutes = [
     tags: ['Routing'],
     responses: { 200: { description: 'The balance', schema: { type: 'object', required: ['object', 'available', 'pending', 'by_connector'], properties: { object: { const: 'balance' }, livemode: { type: 'boolean' }, as_of: { type: 'string', format: 'date-time' }, available: { type: 'array', items: { type: 'object' } }, pending: { type: 'array', items: { type: 'object' } }, by_connector: { type: 'array', items: { type: 'object' } } } } } },
     errors: ['balance.invalid_currency'],
-    handler: async (ctx) => ({ status: 200, body: await balance(ctx.deps, ctx.principal, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.balance.get(ctx.principal, ctx.query) }),
   }),
 ];

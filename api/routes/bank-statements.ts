@@ -1,18 +1,18 @@
 // Bank statements and reconciliation (service-spec: Bank reconciliation; decisions.md §3 paths, §6
 // matching; docs/bank-statements.md). The import takes the file as a multipart `file` part (uWS's
 // multipart parser) or as the raw body, capped while it streams in; the rules live in actors/.
-import {
-  getStatement,
-  importStatement,
-  listLines,
-  listStatements,
-  MAX_IMPORT_BODY_BYTES,
-  reconciliation,
-  rematchStatement,
-  type LinesQuery,
-} from '../../actors/bank-statements.js';
+import { MAX_IMPORT_BODY_BYTES, reconciliation, type LinesQuery } from '../../actors/bank-statements.js';
 import { ApiError } from '../../kernel/errors.js';
-import { importFieldsDoc, importRequestContent, lineList, linesQuery, reconciliationResource, statementList, statementListQuery, statementResource } from '../../schemas/bank-statements.js';
+import {
+  importFieldsDoc,
+  importRequestContent,
+  lineList,
+  linesQuery,
+  reconciliationResource,
+  statementList,
+  statementListQuery,
+  statementResource,
+} from '../../schemas/bank-statements.js';
 import { defineRoute, type RouteDef } from '../route.js';
 import { uws } from '../uws.js';
 
@@ -77,7 +77,7 @@ export const bankStatementRoutes: RouteDef[] = [
     },
     errors: [...IMPORT_ERRORS],
     handler: async (ctx) => {
-      const r = await importStatement(ctx.deps, ctx.principal, importInput(ctx.body, ctx.header('content-type'), ctx.query));
+      const r = await ctx.deps.statements.import(ctx.principal, importInput(ctx.body, ctx.header('content-type'), ctx.query));
       return { status: r.status, body: r.body };
     },
   }),
@@ -91,7 +91,7 @@ export const bankStatementRoutes: RouteDef[] = [
     description: 'A simple list (service-spec Limits): the whole set up to `limit`, no cursor. Counts are computed at read time (late charges change them).',
     tags: ['Bank statements'],
     responses: { 200: { description: 'The statements', schema: statementList } },
-    handler: async (ctx) => ({ status: 200, body: await listStatements(ctx.deps, ctx.principal, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.statements.list(ctx.principal, ctx.query) }),
   }),
   defineRoute({
     method: 'GET',
@@ -102,7 +102,7 @@ export const bankStatementRoutes: RouteDef[] = [
     summary: 'Read a bank statement',
     tags: ['Bank statements'],
     responses: { 200: { description: 'The statement', schema: statementResource } },
-    handler: async (ctx) => ({ status: 200, body: await getStatement(ctx.deps, ctx.principal, ctx.params.id) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.statements.get(ctx.principal, ctx.params.id) }),
   }),
   defineRoute<unknown, LinesQuery>({
     method: 'GET',
@@ -116,7 +116,7 @@ export const bankStatementRoutes: RouteDef[] = [
     tags: ['Bank statements'],
     responses: { 200: { description: 'A page of lines', schema: lineList } },
     errors: ['bank_statement.invalid_match_status', 'bank_statement.invalid_cursor'],
-    handler: async (ctx) => ({ status: 200, body: await listLines(ctx.deps, ctx.principal, ctx.params.id, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.statements.lines(ctx.principal, ctx.params.id, ctx.query) }),
   }),
   defineRoute<unknown, LinesQuery>({
     method: 'GET',
@@ -132,7 +132,7 @@ export const bankStatementRoutes: RouteDef[] = [
     tags: ['Bank statements'],
     responses: { 200: { description: 'The reconciliation', schema: reconciliationResource } },
     errors: ['bank_statement.invalid_match_status', 'bank_statement.invalid_cursor'],
-    handler: async (ctx) => ({ status: 200, body: await reconciliation(ctx.deps, ctx.principal, ctx.params.id, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.statements.reconciliation(ctx.principal, ctx.params.id, ctx.query) }),
   }),
   defineRoute({
     method: 'POST',
@@ -146,6 +146,6 @@ export const bankStatementRoutes: RouteDef[] = [
       'Idempotent: a charge is matched at most once and its deposit entry posted once. No body.',
     tags: ['Bank statements'],
     responses: { 200: { description: 'The statement with its new counts', schema: statementResource } },
-    handler: async (ctx) => ({ status: 200, body: await rematchStatement(ctx.deps, ctx.principal, ctx.params.id) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.statements.rematch(ctx.principal, ctx.params.id) }),
   }),
 ];

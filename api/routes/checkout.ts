@@ -1,20 +1,7 @@
 // Public checkout (no API key): a payment intent seen and confirmed with its client secret, the
 // browser kit and its assets, the simulated 3-D Secure page, and the tenant's checkout settings.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import QRCode from 'qrcode';
-import {
-  checkoutConfig,
-  getCheckoutSettings,
-  PUBLIC_NOT_FOUND_MESSAGE,
-  publicConfirm,
-  publicGet,
-  putCheckoutSettings,
-  threeDsReturnUrl,
-  type Caller,
-} from '../../actors/checkout.js';
-import { complete3ds } from '../../actors/inbound.js';
-import { webDir } from '../../ops/paths.js';
+import { PUBLIC_NOT_FOUND_MESSAGE, type Caller } from '../../actors/checkout.js';
 import { BARCODE_DATA, code128Svg } from '../../formats/barcode.js';
 import {
   checkoutConfigResource,
@@ -26,6 +13,7 @@ import {
   type PublicConfirmBody,
 } from '../../schemas/checkout.js';
 import { pageCsp, threeDsPage } from '../pages.js';
+import { assetRoute } from './common.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 const secretQuery = {
@@ -33,20 +21,6 @@ const secretQuery = {
   additionalProperties: false,
   properties: { client_secret: { type: 'string', maxLength: 200, description: 'Legacy: prefer the X-Service-Client-Secret header.' } },
 } as const;
-
-const asset = (file: string, type: string) => {
-  let body: string | undefined;
-  return defineRoute({
-    method: 'GET',
-    path: `/js/${file}`,
-    auth: 'none',
-    rateLimitExempt: true,
-    summary: `Browser kit asset ${file}`,
-    tags: ['Checkout'],
-    responses: { 200: { description: file, contentType: type } },
-    handler: () => ({ status: 200, contentType: type, text: (body ??= readFileSync(join(webDir, file), 'utf8')), headers: { 'Cache-Control': 'public, max-age=300' } }),
-  });
-};
 
 /** The page's Origin and the Host it asked: the merchant may restrict origins (decisions §7). */
 const caller = (ctx: { header(name: string): string | undefined }): Caller => ({ origin: ctx.header('origin'), host: ctx.header('host') });
@@ -66,7 +40,7 @@ export const checkoutRoutes: RouteDef[] = [
     tags: ['Checkout'],
     responses: { 200: { description: 'The public projection', schema: publicIntentResource } },
     errors: ['payment_intent.not_found', 'checkout.origin_unauthorized'],
-    handler: async (ctx) => ({ status: 200, body: await publicGet(ctx.deps, ctx.params.id, ctx.header('x-service-client-secret') ?? ctx.query.client_secret, caller(ctx)) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.checkout.get(ctx.params.id, ctx.header('x-service-client-secret') ?? ctx.query.client_secret, caller(ctx)) }),
   }),
   defineRoute<PublicConfirmBody>({
     method: 'POST',
@@ -83,7 +57,7 @@ export const checkoutRoutes: RouteDef[] = [
     tags: ['Checkout'],
     responses: { 200: { description: 'The public projection, processing', schema: publicIntentResource } },
     errors: ['payment_intent.not_found', 'payment_intent.not_confirmable', 'payment_intent.no_route', 'payment_intent.concurrent_modification', 'payment_intent.blocked_by_risk', 'payment_intent.invalid_tip', 'payment_intent.invalid_return_url', 'checkout.origin_unauthorized'],
-    handler: async (ctx) => ({ status: 200, body: await publicConfirm(ctx.deps, ctx.params.id, ctx.body, caller(ctx)) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.checkout.confirm(ctx.params.id, ctx.body, caller(ctx)) }),
   }),
   defineRoute<unknown, { client_secret?: string }>({
     method: 'GET',
@@ -96,7 +70,7 @@ export const checkoutRoutes: RouteDef[] = [
     tags: ['Checkout'],
     responses: { 200: { description: 'The checkout configuration', schema: checkoutConfigResource } },
     errors: ['payment_intent.not_found', 'checkout.origin_unauthorized'],
-    handler: async (ctx) => ({ status: 200, body: await checkoutConfig(ctx.deps, ctx.params.id, ctx.header('x-service-client-secret') ?? ctx.query.client_secret, caller(ctx)) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.checkout.config(ctx.params.id, ctx.header('x-service-client-secret') ?? ctx.query.client_secret, caller(ctx)) }),
   }),
   defineRoute<unknown, { data: string }>({
     method: 'GET',
@@ -119,11 +93,11 @@ export const checkoutRoutes: RouteDef[] = [
     responses: { 200: { description: 'SVG image', contentType: 'image/svg+xml' } },
     handler: (ctx) => ({ status: 200, contentType: 'image/svg+xml', text: code128Svg(ctx.query.data), headers: { 'Cache-Control': 'public, max-age=86400' } }),
   }),
-  asset('checkout.js', 'application/javascript'),
-  asset('tokenize.js', 'application/javascript'),
-  asset('checkout.css', 'text/css'),
-  asset('demo.js', 'application/javascript'),
-  asset('sim-3ds.js', 'application/javascript'),
+  assetRoute('checkout.js', 'application/javascript', 'Browser kit asset', 'Checkout'),
+  assetRoute('tokenize.js', 'application/javascript', 'Browser kit asset', 'Checkout'),
+  assetRoute('checkout.css', 'text/css', 'Browser kit asset', 'Checkout'),
+  assetRoute('demo.js', 'application/javascript', 'Browser kit asset', 'Checkout'),
+  assetRoute('sim-3ds.js', 'application/javascript', 'Browser kit asset', 'Checkout'),
   defineRoute<unknown, { return_to?: string }>({
     method: 'GET',
     path: '/sim/3ds/{ref}',
@@ -135,7 +109,7 @@ export const checkoutRoutes: RouteDef[] = [
     handler: async (ctx) => {
       // The confirm's return_url (checked against the merchant's allowed origins when it lists them);
       // else, legacy, only a same-host checkout page may be returned to (no open redirect).
-      let back = await threeDsReturnUrl(ctx.deps, ctx.params.ref);
+      let back = await ctx.deps.checkout.threeDsReturnUrl(ctx.params.ref);
       if (!back) {
         try {
           const u = new URL(ctx.query.return_to ?? '');
@@ -156,7 +130,7 @@ export const checkoutRoutes: RouteDef[] = [
     tags: ['Checkout'],
     responses: { 200: { description: 'Acknowledgement' } },
     errors: ['attempt.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await complete3ds(ctx.deps, ctx.params.ref, ctx.body.decision === 'approve') }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.checkout.complete3ds(ctx.params.ref, ctx.body.decision === 'approve') }),
   }),
   defineRoute({
     method: 'GET',
@@ -166,7 +140,7 @@ export const checkoutRoutes: RouteDef[] = [
     summary: "The merchant's branding on its checkout pages",
     tags: ['Checkout'],
     responses: { 200: { description: 'The checkout settings', schema: checkoutSettingsResource } },
-    handler: async (ctx) => ({ status: 200, body: await getCheckoutSettings(ctx.deps, ctx.principal) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.checkout.getSettings(ctx.principal) }),
   }),
   defineRoute<CheckoutSettingsBody>({
     method: 'PUT',
@@ -182,6 +156,6 @@ export const checkoutRoutes: RouteDef[] = [
       '`allowed_origins` (null: any) restricts which pages may use the kit and `/public/*` (decisions §7); `tips_enabled` (default true) turns the tip chooser off.',
     tags: ['Checkout'],
     responses: { 200: { description: 'The checkout settings', schema: checkoutSettingsResource } },
-    handler: async (ctx) => ({ status: 200, body: await putCheckoutSettings(ctx.deps, ctx.principal, ctx.body) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.checkout.putSettings(ctx.principal, ctx.body) }),
   }),
 ];

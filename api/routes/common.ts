@@ -1,5 +1,8 @@
 // Documentation pieces and answers several route files share.
-import type { Reply } from '../route.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { webDir } from '../../kernel/paths.js';
+import { defineRoute, type Reply, type RouteDef } from '../route.js';
 
 /** The description of a newest-first list's `limit`. */
 export const LIMIT = 'List `limit`: default 100; a larger value is clamped to 500. Newest first.';
@@ -18,3 +21,18 @@ export const IDEM_HEADER = (conflict: string) => [{
 }];
 export const REPLAYED = { 'Idempotency-Replayed': { description: '`true` when the answer is the resource of an earlier request with the same key.', schema: { type: 'string', enum: ['true'] } } };
 export const replayed = (r: { body: unknown; replayed: boolean }): Reply => ({ status: 200, body: r.body, headers: r.replayed ? { 'Idempotency-Replayed': 'true' } : undefined });
+
+/** GET /js/{file}: a static file of web/, read once, cached by the browser for 5 minutes. */
+export function assetRoute(file: string, type: string, summary: string, tag: string): RouteDef {
+  let body: string | undefined;
+  return defineRoute({
+    method: 'GET',
+    path: `/js/${file}`,
+    auth: 'none',
+    rateLimitExempt: true,
+    summary: `${summary} ${file}`,
+    tags: [tag],
+    responses: { 200: { description: file, contentType: type } },
+    handler: () => ({ status: 200, contentType: type, text: (body ??= readFileSync(join(webDir, file), 'utf8')), headers: { 'Cache-Control': 'public, max-age=300' } }),
+  });
+}

@@ -1,6 +1,12 @@
 // Customers (decisions.md §3). Handlers map HTTP to commands and back.
-import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from '../../actors/customers.js';
-import { createCustomerBody, customerDeleted, customerList, customerListQuery, customerResource, type CreateCustomerBody } from '../../schemas/customers.js';
+import {
+  createCustomerBody,
+  customerDeleted,
+  customerList,
+  customerListQuery,
+  customerResource,
+  type CreateCustomerBody,
+} from '../../schemas/customers.js';
 import { defineRoute } from '../route.js';
 
 export const customerRoutes = [
@@ -15,7 +21,7 @@ export const customerRoutes = [
     description: 'All fields are optional; an empty body is allowed. An Idempotency-Key is honoured when sent.',
     tags: ['Customers'],
     responses: { 201: { description: 'The customer', schema: customerResource } },
-    handler: async (ctx) => ({ status: 201, body: await createCustomer(ctx.deps, ctx.principal, ctx.body, ctx.idem) }),
+    handler: async (ctx) => ({ status: 201, body: await ctx.deps.customers.create(ctx.principal, ctx.body, ctx.idem) }),
   }),
   defineRoute<unknown, { limit?: number; email?: string }>({
     method: 'GET',
@@ -27,7 +33,7 @@ export const customerRoutes = [
     description: 'A simple list (spec: Limits): the whole set, optional `limit` (clamped to 500), no `has_more`. `email` filters (exact, case-insensitive). Deleted customers are not listed.',
     tags: ['Customers'],
     responses: { 200: { description: 'The customers of this tenant and mode', schema: customerList } },
-    handler: async (ctx) => ({ status: 200, body: await listCustomers(ctx.deps, ctx.principal, ctx.query.limit, ctx.query.email) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.customers.list(ctx.principal, ctx.query.limit, ctx.query.email) }),
   }),
   defineRoute<CreateCustomerBody>({
     method: 'POST',
@@ -42,7 +48,7 @@ export const customerRoutes = [
     tags: ['Customers'],
     responses: { 200: { description: 'The customer', schema: customerResource } },
     errors: ['customer.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await updateCustomer(ctx.deps, ctx.principal, ctx.params.id, ctx.body, ctx.idem) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.customers.update(ctx.principal, ctx.params.id, ctx.body, ctx.idem) }),
   }),
   defineRoute({
     method: 'DELETE',
@@ -55,7 +61,7 @@ export const customerRoutes = [
     tags: ['Customers'],
     responses: { 200: { description: '`{id, object, deleted: true}`', schema: customerDeleted } },
     errors: ['customer.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await deleteCustomer(ctx.deps, ctx.principal, ctx.params.id) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.customers.delete(ctx.principal, ctx.params.id) }),
   }),
   defineRoute({
     method: 'GET',
@@ -67,6 +73,6 @@ export const customerRoutes = [
     tags: ['Customers'],
     responses: { 200: { description: 'The customer', schema: customerResource } },
     errors: ['customer.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await getCustomer(ctx.deps, ctx.principal, ctx.params.id) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.customers.get(ctx.principal, ctx.params.id) }),
   }),
 ];

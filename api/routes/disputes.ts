@@ -1,5 +1,4 @@
 // Disputes (decisions.md §3–4).
-import { listDisputes } from '../../actors/disputes.js';
 import { disputeList } from '../../schemas/refunds.js';
 import { defineRoute } from '../route.js';
 
@@ -13,6 +12,6 @@ export const disputeRoutes = [
     description: 'In test mode the sim provider opens a dispute for a charge made with `tok_sim_dispute`.',
     tags: ['Disputes'],
     responses: { 200: { description: 'The disputes', schema: disputeList } },
-    handler: async (ctx) => ({ status: 200, body: await listDisputes(ctx.deps.sql, ctx.principal) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.disputes.list(ctx.principal) }),
   }),
 ];

@@ -1,6 +1,4 @@
 // The tenant's fiscal profile (service-spec Endpoints > Invoices; decisions.md §6).
-import { getFiscalProfile, putFiscalProfile } from '../../actors/fiscal-profile.js';
-import { nowFor } from '../../kernel/clock.js';
 import { fiscalProfileBody, fiscalProfileResource, type FiscalProfileBody } from '../../schemas/invoices.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
@@ -22,7 +20,7 @@ export const fiscalProfileRoutes: RouteDef[] = [
     tags: ['Invoices'],
     responses: { 200: { description: 'The profile (without secrets)', schema: fiscalProfileResource } },
     errors: ['fiscal_profile.invalid', 'fiscal_profile.slug_conflict', 'invoice.csd_invalid', 'invoice.test_csd_in_live'],
-    handler: async (ctx) => ({ status: 200, body: await putFiscalProfile(ctx.deps, ctx.principal, ctx.body, await nowFor(ctx.deps.sql, ctx.principal.tenantId, ctx.principal.livemode)) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.fiscalProfile.put(ctx.principal, ctx.body) }),
   }),
   defineRoute({
     method: 'GET',
@@ -33,6 +31,6 @@ export const fiscalProfileRoutes: RouteDef[] = [
     tags: ['Invoices'],
     responses: { 200: { description: 'The profile', schema: fiscalProfileResource } },
     errors: ['invoice.fiscal_profile_missing'],
-    handler: async (ctx) => ({ status: 200, body: await getFiscalProfile(ctx.deps, ctx.principal) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.fiscalProfile.get(ctx.principal) }),
   }),
 ];

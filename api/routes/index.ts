@@ -1,5 +1,4 @@
 // The route table: every route the API serves, in one list. One file per resource in this folder.
-import type { Config } from '../../ops/config.js';
 import type { RouteDef } from '../route.js';
 import { approvalRoutes } from './approvals.js';
 import { balanceRoutes } from './balance.js';
@@ -38,7 +37,7 @@ import { inspectRoutes, operatorRoutes } from './operator.js';
 import { auditedAdminRoutes, operatorAdminRoutes, operatorConsoleRoutes } from './operator-console.js';
 import { operatorPageRoutes } from './operator-page.js';
 
-export function allRoutes(config: Pick<Config, 'publicBaseUrl'>): RouteDef[] {
+export function allRoutes(config: { publicBaseUrl: string }): RouteDef[] {
   const routes: RouteDef[] = [
     ...opsRoutes,
     ...tenantRoutes,

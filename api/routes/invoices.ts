@@ -1,7 +1,6 @@
 // Invoices (CFDI 4.0), payment complements, cancellation, credit notes and the self-invoicing pages
 // (service-spec Endpoints > Invoices; decisions.md §3, §4, §6). Handlers map HTTP to the invoice
 // capability's commands and back; the rules live in actors/.
-import { issuerBySlug } from '../../actors/fiscal-profile.js';
 import { cancellationView, creditNoteView, invoiceView, paymentView, publicInvoiceView } from '../../actors/invoices.js';
 import {
   autofacturaBody,
@@ -27,31 +26,15 @@ import {
   type CreditNoteBody,
   type RegisterPaymentBody,
 } from '../../schemas/invoices.js';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { webDir } from '../../ops/paths.js';
 import { PAGE_CSP } from '../pages.js';
 import { facturaNoDisponible, facturaPage } from '../factura-page.js';
+import { assetRoute } from './common.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
 const PAC_ERRORS = ['invoice.pac_error', 'invoice.pac_unreachable', 'invoice.pac_bad_response', 'invoice.pac_no_uuid', 'invoice.pac_credentials_missing', 'invoice.pac_credentials_incomplete', 'invoice.livemode_mismatch', 'invoice.fiscal_profile_missing', 'invoice.csd_missing', 'invoice.concurrent_modification'] as const;
 const xmlReply = (xml: string, name: string) => ({ status: 200, contentType: 'application/xml; charset=utf-8', text: xml, headers: { 'Content-Disposition': `attachment; filename="${name}.xml"` } });
 const pdfReply = (pdf: Buffer, name: string) => ({ status: 200, contentType: 'application/pdf', text: pdf as unknown as string, headers: { 'Content-Disposition': `attachment; filename="${name}.pdf"` } });
 const html = (status: number, text: string) => ({ status, contentType: 'text/html', text, headers: { 'Content-Security-Policy': PAGE_CSP, 'Cache-Control': 'no-store' } });
-const asset = (file: string, type: string) => {
-  let body: string | undefined;
-  return defineRoute({
-    method: 'GET',
-    path: `/js/${file}`,
-    auth: 'none',
-    rateLimitExempt: true,
-    summary: `Self-invoice page asset ${file}`,
-    tags: ['Invoices'],
-    responses: { 200: { description: file, contentType: type } },
-    handler: () => ({ status: 200, contentType: type, text: (body ??= readFileSync(join(webDir, file), 'utf8')), headers: { 'Cache-Control': 'public, max-age=300' } }),
-  });
-};
-
 export const invoiceRoutes: RouteDef[] = [
   defineRoute<CreateInvoiceBody>({
     method: 'POST',
@@ -222,8 +205,8 @@ export const invoiceRoutes: RouteDef[] = [
     },
   }),
   // ---- Self-invoicing (no Authorization) ----
-  asset('factura.js', 'application/javascript'),
-  asset('factura.css', 'text/css'),
+  assetRoute('factura.js', 'application/javascript', 'Self-invoice page asset', 'Invoices'),
+  assetRoute('factura.css', 'text/css', 'Self-invoice page asset', 'Invoices'),
   defineRoute<unknown, { receipt_code?: string }>({
     method: 'GET',
     path: '/factura/{slug}',
@@ -234,7 +217,7 @@ export const invoiceRoutes: RouteDef[] = [
     tags: ['Invoices'],
     responses: { 200: { description: 'HTML page', contentType: 'text/html' }, 404: { description: 'Portal not available', contentType: 'text/html' } },
     handler: async (ctx) => {
-      const issuer = await issuerBySlug(ctx.deps, ctx.params.slug);
+      const issuer = await ctx.deps.fiscalProfile.issuerBySlug(ctx.params.slug);
       if (!issuer) return html(404, facturaNoDisponible());
       return html(200, facturaPage({ slug: ctx.params.slug, comercio: issuer.nombre, testMode: !issuer.livemode, receiptCode: ctx.query.receipt_code }));
     },

@@ -1,8 +1,7 @@
 // Operational and public pages (spec: Endpoints > Operational and public pages).
-import type { AppDeps } from '../../ops/deps.js';
-import { liveWorkers } from '../../ops/heartbeat.js';
 import { ApiError } from '../../kernel/errors.js';
 import { defineRoute } from '../route.js';
+import type { Services } from '../services.js';
 
 const VERSION = '2026-07-12';
 
@@ -24,8 +23,8 @@ async function check(fn: () => Promise<unknown>): Promise<'ok' | 'down'> {
   }
 }
 
-const dbCheck = (d: AppDeps) => check(() => d.sql`select 1`);
-const redisCheck = (d: AppDeps) => check(() => d.redis.ping());
+const dbCheck = (d: Services) => check(() => d.health.database());
+const redisCheck = (d: Services) => check(() => d.health.redis());
 
 const healthSchema = {
   type: 'object',
@@ -82,18 +81,13 @@ export const opsRoutes = [
     tags: ['Operations'],
     responses: { 200: { description: 'Replication healthy (or no replica configured)' }, 503: { description: 'A replica is unreachable or lags too much' } },
     handler: async (ctx) => {
-      const { sql, readSql, config } = ctx.deps;
+      const { health, config } = ctx.deps;
       try {
-        const standbys = await within(1500, sql`
-          -- replicas streaming from this primary, with their replay lag
-          select application_name, state, coalesce(extract(epoch from replay_lag), 0)::float8 as lag from pg_stat_replication`);
+        const standbys = await within(1500, health.standbys());
         let replica: { configured: boolean; status: 'ok' | 'down' | 'lagging'; lag_seconds?: number } = { configured: false, status: 'ok' };
-        if (readSql !== sql) {
+        if (health.replicaLag) {
           try {
-            const [r] = await within(1500, readSql`
-              -- seconds since the replica last replayed a transaction (0 when not in recovery)
-              select case when pg_is_in_recovery() then coalesce(extract(epoch from now() - pg_last_xact_replay_timestamp()), 0) else 0 end::float8 as lag`);
-            const lag = Number(r.lag);
+            const lag = await within(1500, health.replicaLag());
             replica = { configured: true, status: lag > config.replicationMaxLagSeconds ? 'lagging' : 'ok', lag_seconds: lag };
           } catch {
             replica = { configured: true, status: 'down' };
@@ -107,7 +101,7 @@ export const opsRoutes = [
             status: ok ? 'ok' : 'unavailable',
             max_lag_seconds: config.replicationMaxLagSeconds,
             replica,
-            standbys: standbys.map((s) => ({ name: s.application_name, state: s.state, lag_seconds: Number(s.lag) })),
+            standbys: standbys.map((s) => ({ name: s.name, state: s.state, lag_seconds: s.lag })),
           },
         };
       } catch {
@@ -127,7 +121,7 @@ export const opsRoutes = [
       const [database, redis] = await Promise.all([dbCheck(d), redisCheck(d)]);
       let worker: { status: 'ok' | 'down'; processes: number; last_heartbeat_at?: string } = { status: 'down', processes: 0 };
       if (redis === 'ok') {
-        const w = await liveWorkers(d.redis, d.config.redisPrefix).catch(() => ({ count: 0, last: undefined }));
+        const w = await d.health.workers().catch(() => ({ count: 0, last: undefined }));
         worker = { status: w.count > 0 ? 'ok' : 'down', processes: w.count, last_heartbeat_at: w.last ? new Date(w.last).toISOString() : undefined };
       }
       const all = database === 'ok' && redis === 'ok' && worker.status === 'ok';

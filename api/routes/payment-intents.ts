@@ -1,5 +1,4 @@
 // Payment intents (spec: Endpoints > Payment intents).
-import { checkReturnUrl } from '../../actors/checkout.js';
 import {
   confirmBody,
   confirmBodyProblem,
@@ -87,7 +86,7 @@ export const paymentIntentRoutes = [
     handler: async (ctx) => {
       const problem = confirmBodyProblem(ctx.body);
       if (problem) throw new ApiError('request.invalid_body', problem);
-      await checkReturnUrl(ctx.deps, ctx.principal.tenantId, ctx.body.return_url);
+      await ctx.deps.checkout.checkReturnUrl(ctx.principal.tenantId, ctx.body.return_url);
       return { status: 200, body: await ctx.deps.payments.confirm(ctx.principal, ctx.params.id, ctx.body, ctx.idem) };
     },
   }),

@@ -1,6 +1,5 @@
 // Payment links: created with the API key, paid on the public /pay page; the demo page makes test links.
 import { publicView, type Caller } from '../../actors/checkout.js';
-import { createLink, demoTenantId, getLink, intentForLink, listLinks, payableIntent } from '../../actors/payment-links.js';
 import { createPaymentLinkBody, paymentLinkList, paymentLinkResource, type CreatePaymentLinkBody } from '../../schemas/checkout.js';
 import { ApiError } from '../../kernel/errors.js';
 import { demoPage, messagePage, pageCsp, payPage } from '../pages.js';
@@ -23,7 +22,7 @@ export const paymentLinkRoutes: RouteDef[] = [
     responses: { 200: { description: 'The intent to pay, with its client_secret' } },
     errors: ['payment_link.not_found', 'checkout.origin_unauthorized'],
     handler: async (ctx) => {
-      const intent = await payableIntent(ctx.deps, ctx.params.slug, caller(ctx));
+      const intent = await ctx.deps.links.payableIntent(ctx.params.slug, caller(ctx));
       return { status: 200, body: { ...publicView({ ...intent, next_action: null } as never), client_secret: intent.client_secret } };
     },
   }),
@@ -39,7 +38,7 @@ export const paymentLinkRoutes: RouteDef[] = [
     handler: async (ctx) => {
       let co;
       try {
-        co = await intentForLink(ctx.deps, ctx.params.slug);
+        co = await ctx.deps.links.intentForLink(ctx.params.slug);
       } catch (e) {
         if (e instanceof ApiError && e.code === 'payment_link.not_found') return html(404, messagePage('Enlace no encontrado', 'Este enlace de pago no existe.', 'link-not-found'));
         throw e;
@@ -60,7 +59,7 @@ export const paymentLinkRoutes: RouteDef[] = [
     summary: 'Try the whole flow in test mode with the demo tenant',
     tags: ['Checkout'],
     responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
-    handler: async (ctx) => html(200, demoPage(!!(await demoTenantId(ctx.deps.sql)))),
+    handler: async (ctx) => html(200, demoPage(!!(await ctx.deps.links.demoTenantId()))),
   }),
   defineRoute<{ amount_minor: number; concepto: string }>({
     method: 'POST',
@@ -72,9 +71,9 @@ export const paymentLinkRoutes: RouteDef[] = [
     responses: { 201: { description: 'The link', schema: paymentLinkResource } },
     errors: ['payment_link.not_found'],
     handler: async (ctx) => {
-      const tenantId = await demoTenantId(ctx.deps.sql);
+      const tenantId = await ctx.deps.links.demoTenantId();
       if (!tenantId) throw new ApiError('payment_link.not_found', 'No demo tenant on this deployment (SEED_DEMO_TENANT).');
-      return { status: 201, body: await createLink(ctx.deps.sql, { tenantId, livemode: false }, ctx.body as CreatePaymentLinkBody) };
+      return { status: 201, body: await ctx.deps.links.create({ tenantId, livemode: false }, ctx.body as CreatePaymentLinkBody) };
     },
   }),
   defineRoute<CreatePaymentLinkBody>({
@@ -88,7 +87,7 @@ export const paymentLinkRoutes: RouteDef[] = [
     description: '`reusable` defaults to false (single-use: paid once). The page is `url` (`/pay/{slug}`).',
     tags: ['Payment links'],
     responses: { 201: { description: 'The link', schema: paymentLinkResource } },
-    handler: async (ctx) => ({ status: 201, body: await createLink(ctx.deps.sql, ctx.principal, ctx.body, ctx.idem) }),
+    handler: async (ctx) => ({ status: 201, body: await ctx.deps.links.create(ctx.principal, ctx.body, ctx.idem) }),
   }),
   defineRoute({
     method: 'GET',
@@ -98,7 +97,7 @@ export const paymentLinkRoutes: RouteDef[] = [
     summary: 'List payment links, newest first',
     tags: ['Payment links'],
     responses: { 200: { description: 'The links', schema: paymentLinkList } },
-    handler: async (ctx) => ({ status: 200, body: await listLinks(ctx.deps.sql, ctx.principal) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.links.list(ctx.principal) }),
   }),
   defineRoute({
     method: 'GET',
@@ -110,6 +109,6 @@ export const paymentLinkRoutes: RouteDef[] = [
     tags: ['Payment links'],
     responses: { 200: { description: 'The link', schema: paymentLinkResource } },
     errors: ['payment_link.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await getLink(ctx.deps.sql, ctx.principal, ctx.params.id) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.links.get(ctx.principal, ctx.params.id) }),
   }),
 ];

@@ -1,11 +1,10 @@
 // Reports (spec: Endpoints > Reports; decisions.md §6; docs/reports.md). Reads take `reports:read`
 // and go to the replica pool when one is configured; the period close and the account mapping
 // change the tenant's books and take a full-access key (`*`).
-import { cashCut, type CashCutQuery } from '../../actors/reports/cash-cut.js';
-import { feeLeakage, savings } from '../../actors/reports/contracts.js';
+import { type CashCutQuery } from '../../actors/reports/cash-cut.js';
+import { savings } from '../../actors/reports/contracts.js';
 import { anomalies } from '../../actors/reports/anomalies.js';
-import { paymentsPage } from '../../actors/reports/payments.js';
-import { closePeriod, getAccountMapping, polizas, putAccountMapping, trialBalance, XLSX_TYPE, type AccountMappingBody, type PolizaFormat } from '../../actors/reports/ledger.js';
+import { polizas, XLSX_TYPE, type AccountMappingBody, type PolizaFormat } from '../../actors/reports/ledger.js';
 import {
   accountMappingBody,
   accountMappingResource,
@@ -43,7 +42,7 @@ export const reportRoutes = [
     tags: ['Reports'],
     responses: { 200: { description: 'The cash cut', schema: cashCutResource } },
     errors: [...periodErrors],
-    handler: async (ctx) => ({ status: 200, body: await cashCut(ctx.deps, ctx.principal, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.reports.cashCut(ctx.principal, ctx.query) }),
   }),
   defineRoute<unknown, WindowQ>({
     method: 'GET',
@@ -56,7 +55,7 @@ export const reportRoutes = [
     tags: ['Reports'],
     responses: { 200: { description: 'The savings of the window', schema: savingsResource } },
     errors: [...periodErrors],
-    handler: async (ctx) => ({ status: 200, body: await savings(ctx.deps, ctx.principal, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.reports.savings(ctx.principal, ctx.query) }),
   }),
   defineRoute<unknown, { format: PolizaFormat; from?: string; to?: string }>({
     method: 'GET',
@@ -74,7 +73,7 @@ export const reportRoutes = [
     responses: { 200: { description: 'The pólizas file', contentType: 'text/plain' } },
     errors: ['reports.invalid_format', 'reports.invalid_period', 'reports.invalid_account_mapping'],
     handler: async (ctx) => {
-      const f = await polizas(ctx.deps, ctx.principal, ctx.query, ctx.header('accept'));
+      const f = await ctx.deps.reports.polizas(ctx.principal, ctx.query, ctx.header('accept'));
       return {
         status: 200,
         text: f.body,
@@ -96,7 +95,7 @@ export const reportRoutes = [
     tags: ['Reports'],
     responses: { 200: { description: 'A page of payments', schema: pagedList(paymentRow) } },
     errors: ['reports.invalid_cursor'],
-    handler: async (ctx) => ({ status: 200, body: await paymentsPage(ctx.deps, ctx.principal, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.reports.payments(ctx.principal, ctx.query) }),
   }),
   defineRoute<unknown, { from?: string; to?: string }>({
     method: 'GET',
@@ -112,7 +111,7 @@ export const reportRoutes = [
     tags: ['Reports'],
     responses: { 200: { description: 'The anomalies of the window', schema: anomalyList } },
     errors: ['reports.invalid_period'],
-    handler: async (ctx) => ({ status: 200, body: await anomalies(ctx.deps, ctx.principal, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.reports.anomalies(ctx.principal, ctx.query) }),
   }),
   defineRoute<unknown, WindowQ>({
     method: 'GET',
@@ -125,7 +124,7 @@ export const reportRoutes = [
     tags: ['Reports'],
     responses: { 200: { description: 'The fee leakage of the window', schema: feeLeakageResource } },
     errors: [...periodErrors],
-    handler: async (ctx) => ({ status: 200, body: await feeLeakage(ctx.deps, ctx.principal, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.reports.feeLeakage(ctx.principal, ctx.query) }),
   }),
   defineRoute<unknown, WindowQ>({
     method: 'GET',
@@ -140,7 +139,7 @@ export const reportRoutes = [
     tags: ['Reports'],
     responses: { 200: { description: 'The trial balance', schema: trialBalanceResource } },
     errors: [...periodErrors],
-    handler: async (ctx) => ({ status: 200, body: await trialBalance(ctx.deps, ctx.principal, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.reports.trialBalance(ctx.principal, ctx.query) }),
   }),
   defineRoute({
     method: 'POST',
@@ -156,7 +155,7 @@ export const reportRoutes = [
     tags: ['Reports'],
     responses: { 200: { description: 'The period close', schema: periodCloseResource } },
     errors: ['reports.invalid_period', 'reports.period_not_closable'],
-    handler: async (ctx) => ({ status: 200, body: await closePeriod(ctx.deps, ctx.principal, ctx.params.year, ctx.params.month, ctx.idem) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.reports.closePeriod(ctx.principal, ctx.params.year, ctx.params.month, ctx.idem) }),
   }),
   defineRoute({
     method: 'GET',
@@ -167,7 +166,7 @@ export const reportRoutes = [
     description: 'The tenant\'s rules, the code each ledger account resolves to (`source`: `tenant` or `default`, the SAT código agrupador), and the póliza settings.',
     tags: ['Reports'],
     responses: { 200: { description: 'The account mapping', schema: accountMappingResource } },
-    handler: async (ctx) => ({ status: 200, body: await getAccountMapping(ctx.deps, ctx.principal) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.reports.getAccountMapping(ctx.principal) }),
   }),
   defineRoute<AccountMappingBody>({
     method: 'PUT',
@@ -181,6 +180,6 @@ export const reportRoutes = [
     tags: ['Reports'],
     responses: { 200: { description: 'The account mapping', schema: accountMappingResource } },
     errors: ['reports.invalid_account_mapping'],
-    handler: async (ctx) => ({ status: 200, body: await putAccountMapping(ctx.deps, ctx.principal, ctx.body, ctx.idem) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.reports.putAccountMapping(ctx.principal, ctx.body, ctx.idem) }),
   }),
 ];

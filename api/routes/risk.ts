@@ -1,7 +1,5 @@
 // Risk: the operator's rules and decisions on held payments (decisions.md §2), the merchant's read of a
 // risk review.
-import { reviewView } from '../../actors/payment-intents.js';
-import { createRule } from '../../actors/risk.js';
 import { riskReviewResource, riskRuleBody, type RiskRuleBody } from '../../schemas/payment-intents.js';
 import { defineRoute } from '../route.js';
 
@@ -16,7 +14,7 @@ export const riskRoutes = [
     tags: ['Risk'],
     responses: { 200: { description: 'The review', schema: riskReviewResource } },
     errors: ['risk_review.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await reviewView(ctx.deps.sql, ctx.principal.tenantId, ctx.params.id, ctx.principal.livemode) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.risk.review(ctx.principal.tenantId, ctx.params.id, ctx.principal.livemode) }),
   }),
 
   defineRoute<RiskRuleBody>({
@@ -30,7 +28,7 @@ export const riskRoutes = [
     tags: ['Operator'],
     responses: { 201: { description: 'The rule' } },
     errors: ['tenant.not_found'],
-    handler: async (ctx) => ({ status: 201, body: await createRule(ctx.deps.sql, ctx.params.tenantId, ctx.body as never) }),
+    handler: async (ctx) => ({ status: 201, body: await ctx.deps.risk.createRule(ctx.params.tenantId, ctx.body as never) }),
   }),
   ...(['approve', 'reject'] as const).map((decision) =>
     defineRoute({

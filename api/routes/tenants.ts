@@ -1,5 +1,4 @@
 // Operator API for tenants (decisions.md §2), behind X-Admin-Key: tenants, their API keys, settings.
-import { createApiKey, createTenant, listApiKeys, revokeApiKey, updateSettings } from '../../actors/tenants.js';
 import {
   apiKeyResource,
   createApiKeyBody,
@@ -21,7 +20,7 @@ export const tenantRoutes = [
     description: 'The full keys are shown only in this response; only their hashes are stored.',
     tags: ['Operator'],
     responses: { 201: { description: 'The tenant and its two keys', schema: tenantResource } },
-    handler: async (ctx) => ({ status: 201, body: await createTenant(ctx.deps, ctx.body.name) }),
+    handler: async (ctx) => ({ status: 201, body: await ctx.deps.tenants.create(ctx.body.name) }),
   }),
   defineRoute<CreateApiKeyBody>({
     method: 'POST',
@@ -35,7 +34,7 @@ export const tenantRoutes = [
     errors: ['tenant.not_found'],
     handler: async (ctx) => ({
       status: 201,
-      body: await createApiKey(ctx.deps, ctx.params.tenantId, ctx.body.livemode, [...ctx.body.scopes]),
+      body: await ctx.deps.tenants.createApiKey(ctx.params.tenantId, ctx.body.livemode, [...ctx.body.scopes]),
     }),
   }),
   defineRoute({
@@ -48,7 +47,7 @@ export const tenantRoutes = [
     tags: ['Operator'],
     responses: { 200: { description: 'The keys' } },
     errors: ['tenant.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await listApiKeys(ctx.deps, ctx.params.tenantId) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.tenants.listApiKeys(ctx.params.tenantId) }),
   }),
   defineRoute({
     method: 'DELETE',
@@ -60,7 +59,7 @@ export const tenantRoutes = [
     responses: { 200: { description: 'The revoked key', schema: apiKeyResource } },
     errors: ['tenant.not_found', 'api_key.not_found'],
     handler: async (ctx) => {
-      const k = await revokeApiKey(ctx.deps, ctx.params.tenantId, ctx.params.keyId);
+      const k = await ctx.deps.tenants.revokeApiKey(ctx.params.tenantId, ctx.params.keyId);
       return { status: 200, body: { id: k.id, object: 'api_key', revoked: true } };
     },
   }),
@@ -75,6 +74,6 @@ export const tenantRoutes = [
     tags: ['Operator'],
     responses: { 200: { description: 'The settings' } },
     errors: ['tenant.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await updateSettings(ctx.deps, ctx.params.tenantId, ctx.body) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.tenants.updateSettings(ctx.params.tenantId, ctx.body) }),
   }),
 ];

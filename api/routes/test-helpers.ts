@@ -1,8 +1,6 @@
 // Test helpers for the merchant's own test key (decisions §7), modelled on Stripe's test_helpers:
 // pay a push payment, approve or fail a 3-D Secure challenge. Rules in actors/test-helpers.ts. And the
 // operator's simulation of an inbound payment (decisions §2).
-import { TestHelpers } from '../../actors/test-helpers.js';
-import { simulateInbound } from '../../actors/inbound.js';
 import { simulateInboundBody } from '../../schemas/payment-intents.js';
 import { defineRoute, type RouteDef } from '../route.js';
 
@@ -42,7 +40,7 @@ const threeDs = (outcome: 'approve' | 'fail') =>
       (outcome === 'approve' ? 'The charge is then captured: `succeeded`.' : 'The attempt is then declined `authentication_failed`: the intent fails.') +
       after,
     responses: { 200: { description: 'Received; the intent moves asynchronously', schema: resultSchema } },
-    handler: async (ctx) => ({ status: 200, body: await new TestHelpers(ctx.deps).threeDSecure(ctx.principal, ctx.params.id, outcome) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.testHelpers.threeDSecure(ctx.principal, ctx.params.id, outcome) }),
   });
 
 export const testHelperRoutes: RouteDef[] = [
@@ -53,7 +51,7 @@ export const testHelperRoutes: RouteDef[] = [
     summary: 'Test helper: the payer pays the SPEI transfer, OXXO voucher or CoDi QR',
     description: 'For a `spei`, `oxxo` or `codi` intent in `requires_action`: the payment the payer makes outside the API arrives, in full. The intent then `succeeded`.' + after,
     responses: { 200: { description: 'Received; the intent moves asynchronously', schema: resultSchema } },
-    handler: async (ctx) => ({ status: 200, body: await new TestHelpers(ctx.deps).pay(ctx.principal, ctx.params.id) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.testHelpers.pay(ctx.principal, ctx.params.id) }),
   }),
   threeDs('approve'),
   threeDs('fail'),
@@ -68,6 +66,6 @@ export const testHelperRoutes: RouteDef[] = [
     tags: ['Operator'],
     responses: { 200: { description: 'Acknowledgement; the intent moves asynchronously' } },
     errors: ['tenant.not_found', 'attempt.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await simulateInbound(ctx.deps, ctx.params.tenantId, ctx.body.provider_ref) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.inbound.simulate(ctx.params.tenantId, ctx.body.provider_ref) }),
   }),
 ];

@@ -1,8 +1,13 @@
 // Webhook endpoints and the event stream (spec: Endpoints > Webhook endpoints and events), and the
 // account-level endpoint registration of the billers spec.
-import { listEvents } from '../../actors/events.js';
-import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret } from '../../actors/webhook-endpoints.js';
-import { createEndpointBody, endpointList, endpointResource, eventList, eventsQuery, type CreateEndpointBody } from '../../schemas/webhooks.js';
+import {
+  createEndpointBody,
+  endpointList,
+  endpointResource,
+  eventList,
+  eventsQuery,
+  type CreateEndpointBody,
+} from '../../schemas/webhooks.js';
 import { ApiError } from '../../kernel/errors.js';
 import { requireScope } from '../auth.js';
 import { defineRoute } from '../route.js';
@@ -30,7 +35,7 @@ export const webhookRoutes = [
       'Answers 201 with the `whsec_` secret, shown only here. `url` must be https:// (plain http:// only for hosts in WEBHOOK_ALLOW_HTTP_HOSTS) with a DNS name or a public literal address; no DNS lookup happens here (a host that does not resolve yet is accepted). Every delivery connects only to public addresses (every IANA special-purpose range is refused; outside production, hosts in WEBHOOK_ALLOW_HTTP_HOSTS may be private or loopback), and redirects are not followed. On a development server bound to a loopback address, test-mode keys may also register http(s)://localhost, 127.0.0.1 and [::1] (never in production: README "Webhooks on this machine"). `events` (optional) is an allow-list; empty or omitted = the whole catalog. An Idempotency-Key is ignored.',
     tags: ['Webhooks'],
     responses: { 201: { description: 'The endpoint with its secret', schema: endpointResource } },
-    handler: async (ctx) => ({ status: 201, body: await createEndpoint(ctx.deps, ctx.principal, ctx.body) }),
+    handler: async (ctx) => ({ status: 201, body: await ctx.deps.webhookEndpoints.create(ctx.principal, ctx.body) }),
   }),
   defineRoute({
     method: 'GET',
@@ -41,7 +46,7 @@ export const webhookRoutes = [
     description: 'Every endpoint of the key\'s mode, newest first: disabled ones and deleted ones too (`active: false`, with `disabled_reason`; `deleted` for a deleted one: the row is kept, decisions §7). Never carries secrets.',
     tags: ['Webhooks'],
     responses: { 200: { description: 'The endpoints', schema: endpointList } },
-    handler: async (ctx) => ({ status: 200, body: await listEndpoints(ctx.deps, ctx.principal) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.webhookEndpoints.list(ctx.principal) }),
   }),
   defineRoute({
     method: 'GET',
@@ -53,7 +58,7 @@ export const webhookRoutes = [
     tags: ['Webhooks'],
     responses: { 200: { description: 'The endpoint', schema: endpointResource } },
     errors: ['webhook_endpoint.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await getEndpoint(ctx.deps, ctx.principal, ctx.params.id) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.webhookEndpoints.get(ctx.principal, ctx.params.id) }),
   }),
   defineRoute({
     method: 'DELETE',
@@ -65,7 +70,7 @@ export const webhookRoutes = [
     tags: ['Webhooks'],
     responses: { 200: { description: '`{id, object, deleted: true}`' } },
     errors: ['webhook_endpoint.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await deleteEndpoint(ctx.deps, ctx.principal, ctx.params.id) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.webhookEndpoints.delete(ctx.principal, ctx.params.id) }),
   }),
   defineRoute({
     method: 'POST',
@@ -78,7 +83,7 @@ export const webhookRoutes = [
     tags: ['Webhooks'],
     responses: { 200: { description: 'The endpoint with its new secret', schema: endpointResource } },
     errors: ['webhook_endpoint.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await rotateSecret(ctx.deps, ctx.principal, ctx.params.id) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.webhookEndpoints.rotateSecret(ctx.principal, ctx.params.id) }),
   }),
   defineRoute<unknown, { after_id?: number; limit?: number }>({
     method: 'GET',
@@ -95,7 +100,7 @@ export const webhookRoutes = [
     responses: { 200: { description: 'A page of events', schema: eventList, headers: EVENT_STREAM_HEADERS } },
     // The envelopes keep `metadata: null` (the spec's exception to null omission); nothing else here is null.
     handler: async (ctx) => {
-      const page = await listEvents(ctx.deps, ctx.principal, ctx.query.after_id ?? 0, ctx.query.limit ?? 50);
+      const page = await ctx.deps.events.list(ctx.principal, ctx.query.after_id ?? 0, ctx.query.limit ?? 50);
       const headers: Record<string, string> = { 'Orquesta-Latest-Event-Id': String(page.latestId) };
       if (page.withheld) {
         headers['Orquesta-Events-Withheld'] = page.withheld.localEndpoints ? `${page.withheld.reason}; local_endpoints=accepted` : page.withheld.reason;
@@ -126,7 +131,7 @@ export const webhookRoutes = [
       if (events.some((e) => e !== 'recharge.deposit.detected')) {
         throw new ApiError('webhook_endpoint.invalid_events', 'An account-level endpoint takes `recharge.deposit.detected` only; register other events with POST /v1/webhook_endpoints.');
       }
-      return { status: 201, body: await createEndpoint(ctx.deps, p, { ...ctx.body, events: ['recharge.deposit.detected'] }) };
+      return { status: 201, body: await ctx.deps.webhookEndpoints.create(p, { ...ctx.body, events: ['recharge.deposit.detected'] }) };
     },
   }),
 ];
