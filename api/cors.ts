@@ -3,7 +3,7 @@
 // cookies are involved (no Allow-Credentials): the intent's client secret, sent in a header or the
 // body, is the credential. A merchant that lists its origins in checkout_settings has other pages
 // refused by the checkout actor (403 checkout.origin_unauthorized, readable by the page: the refusal
-// carries these headers too). The edge hooks this module in two places (api/edge.ts).
+// carries these headers too). The edge hooks this module in three places (api/edge.ts, api/edge/route-table.ts, api/edge/reply.ts).
 import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 /** The routes whose answers carry the CORS headers. */

@@ -1,6 +1,6 @@
 // What the edge is given, as types of its own (api/ imports nothing from ops/; ops/app.ts builds
 // these). `Services` is what a handler may call (ctx.deps): the capabilities' facades, never a pool
-// (test/layers.test.ts checks both). api/edge.ts EdgeDeps adds what the edge's own steps use.
+// (test/layers.test.ts checks both). api/edge/deps.ts EdgeDeps adds what the edge's own steps use.
 import type { Bound } from '../kernel/facade.js';
 import type { Metrics } from '../kernel/metrics.js';
 import type { commandGroups } from '../actors/facades.js';
@@ -83,7 +83,7 @@ export interface Services extends CommandGroups {
   readonly recharges: Recharges;
   /** The merchant portal's accounts, sessions, team, keys and audit log (docs/portal.md). */
   readonly portal: PortalAccounts;
-  /** The portal's built files (dist/web/portal: ops/build-web.mjs), by name; undefined when absent. */
+  /** The portal's built files (dist/web/portal), by name; undefined when absent. */
   readonly portalAsset: (name: string) => { body: Uint8Array; type: string } | undefined;
   /** Terminals (card-present readers, counter CoDi devices): portal and operator administration. */
   readonly terminals: Terminals;

@@ -10,7 +10,7 @@
 //                  the idempotency lookup, the hydrate (one query: intent + clock, attempts,
 //                  pending review, risk rules), then the transition's transaction pipelined in
 //                  one flight (BEGIN, attempt, fenced intent update, history, idempotency
-//                  record, COMMIT; ops/db.ts atomically).
+//                  record, COMMIT; kernel/db.ts atomically).
 //      chain-sql   reference: the create's statement (one CTE statement) followed by the
 //                  confirm's (what one create+confirm pair of the HTTP load costs Postgres).
 //      chain-full-sql reference, the SQL floor of the HTTP load: chain-sql plus what the worker
@@ -269,7 +269,7 @@ function createSqlScript(): string {
   ]);
 }
 
-/** The worker executing the attempt (actors/worker.ts, connectors/sim.ts, the evidence step). */
+/** The worker executing the attempt (actors/payment-intents.ts attempt.execute, connectors/sim.ts, the evidence step). */
 function executeSqlScript(): string {
   const pi = ID(':n');
   const att = ATT(':n');

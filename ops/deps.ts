@@ -1,4 +1,4 @@
-// What a process holds: the edge's services (api/services.ts: what handlers may call, and api/edge.ts
+// What a process holds: the edge's services (api/services.ts: what handlers may call, and api/edge/deps.ts
 // EdgeDeps: what the edge itself uses) and, beside
 // them, the pools and shared machinery that only ops/, the workers and the actors' wiring use.
 import type { Redis } from 'ioredis';

@@ -10,7 +10,7 @@
 //   lower = trunc((Base − 0.005) × 0.16, 2), upper = ceil((Base + 0.005) × 0.16, 2). In cents,
 //   with x = 0.16 × base_i: iva_i is accepted iff floor(x − 0.08) ≤ iva_i ≤ ceil(x + 0.08), which holds
 //   whenever |iva_i − x| < 1.08. Here iva_i − x = 1.16 × (t/1.16 − base_i) and |t/1.16 − base_i| ≤ 0.5,
-//   so the difference is at most 0.58 cents: always inside (test/cfdi-amounts.test.ts checks every
+//   so the difference is at most 0.58 cents: always inside (test/cfdi-units.test.ts checks every
 //   total up to 100,000 cents and random larger ones with SAT's formula).
 // - The Comprobante's Traslado (one group: 002 / Tasa / 0.160000) has Base = Σ base_i and
 //   Importe = Σ iva_i, SubTotal = Σ base_i, TotalImpuestosTrasladados = Σ iva_i, and

@@ -1,0 +1,40 @@
+// The idempotency step (spec: Idempotency): replay a stored answer, or run the handler under the
+// key's lock; a concurrent twin that committed first is answered with its response. The store (the
+// record in Postgres, the lock in Redis) is api/idempotency.ts.
+import type { IdempotencyHandle } from '../../kernel/idempotency.js';
+import { isIdempotencyConflict } from '../idempotency.js';
+import type { Reply, RequestContext } from '../route.js';
+import type { EdgeDeps } from './deps.js';
+import type { Compiled } from './route-table.js';
+
+/** The request as the idempotency step sees it: the handler's context, whose `idem` it sets. */
+export interface IdempotentRequest extends Omit<RequestContext, 'idem'> {
+  readonly c: Compiled;
+  idem?: IdempotencyHandle;
+}
+
+export async function runIdempotent(x: IdempotentRequest, deps: EdgeDeps, key: string, hashBody: unknown): Promise<Reply> {
+  const principal = x.principal;
+  const begun = await deps.idempotency.begin(principal, key, x.method, x.path, hashBody, x.requestId, x.c.def.idempotencyLookup !== 'at_commit');
+  if ('replay' in begun) {
+    deps.metrics.idempotentReplays.inc();
+    return begun.replay;
+  }
+  x.idem = begun.handle;
+  try {
+    return await x.c.def.handler(x);
+  } catch (e) {
+    // A concurrent twin with the same key committed first: our effect rolled back; replay theirs.
+    // (With idempotencyLookup 'at_commit' this is also how any repeat of the key is answered.)
+    if (isIdempotencyConflict(e)) {
+      const stored = await deps.idempotency.lookup(principal, begun.handle.key, begun.handle.requestHash);
+      if (stored) {
+        deps.metrics.idempotentReplays.inc();
+        return stored;
+      }
+    }
+    throw e;
+  } finally {
+    await begun.release().catch((e) => deps.log.warn('idempotency lock release failed', { requestId: x.requestId, err: e }));
+  }
+}
