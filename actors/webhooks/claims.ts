@@ -9,7 +9,6 @@ import type { Redis } from 'ioredis';
 import type { Sql } from '../../kernel/db.js';
 import { clockOffsetOfSql, clockOffsets, maxClockOffsetMsSql, tenantClockJoinSql } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/log.js';
-import type { Carrier } from '../../kernel/tracing.js';
 import type { Dispatcher } from './dispatcher.js';
 import { idArray, ItemBatch } from './item.js';
 import type { Target } from './http-client.js';
@@ -190,25 +189,7 @@ export class Claims {
         existing.leaseUntil = t0 + d.lease.ms; // ours already (a renewal that came late): keep the copy we hold
         continue;
       }
-      d.dispatcher.hold(
-        batch.item({
-          id,
-          tenantId: r.tenant_id as string,
-          endpointId: r.endpoint_id as string,
-          url: r.url as string,
-          secret: r.secret as string,
-          previousSecret: (r.previous_secret as string | null) ?? null,
-          eventId: r.event_id as string,
-          eventType: r.event_type as string,
-          data: r.data,
-          createdAt: r.created_at as Date,
-          livemode: r.livemode as boolean,
-          traceparent: (r.traceparent as Carrier | null) ?? null,
-          attempts: r.attempts as number,
-          queuedAtMs: (r.queued_at as Date).getTime(),
-          offsetMs: Number(r.offset_ms),
-        }),
-      );
+      d.dispatcher.hold(batch.fromRows(id, r.endpoint_id as string, r, r, r.attempts as number, (r.queued_at as Date).getTime(), Number(r.offset_ms)));
     }
     if (inactive.length) {
       await d.sql`update webhook_deliveries set status = 'discarded', last_error = 'endpoint disabled', lease_until = null, lease_owner = null

@@ -88,6 +88,27 @@ export class ItemBatch {
       inFlight: false,
     };
   }
+
+  /** The item of a delivery from its event's columns and its endpoint's (a claim's joined row is both). */
+  fromRows(id: number, endpointId: string, e: Record<string, unknown>, ep: Record<string, unknown>, attempts: number, queuedAtMs: number, offsetMs: number): DeliveryItem {
+    return this.item({
+      id,
+      tenantId: e.tenant_id as string,
+      endpointId,
+      url: ep.url as string,
+      secret: ep.secret as string,
+      previousSecret: (ep.previous_secret as string | null) ?? null,
+      eventId: e.event_id as string,
+      eventType: e.event_type as string,
+      data: e.data,
+      createdAt: e.created_at as Date,
+      livemode: e.livemode as boolean,
+      traceparent: (e.traceparent as Carrier | null) ?? null,
+      attempts,
+      queuedAtMs,
+      offsetMs,
+    });
+  }
 }
 
 /** A bigint[] literal for `= any(…::bigint[])`: one parameter whatever the count. */

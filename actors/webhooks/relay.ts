@@ -9,7 +9,6 @@ import type { Sql } from '../../kernel/db.js';
 import { clockOffsetOfSql, tenantClockJoinSql, tenantOffsetMsSql } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/log.js';
 import { onRelayWake, relayWakeChannel } from '../../kernel/outbox.js';
-import type { Carrier } from '../../kernel/tracing.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Target } from './http-client.js';
 import { idArray, ItemBatch, SINK, type DeliveryItem } from './item.js';
@@ -90,25 +89,8 @@ export class Relay {
         const e = evById.get(Number(r.event_id));
         const ep = epById.get(r.endpoint_id as string);
         if (!e || !ep) continue; // not expected; the lease lapses and a sweep sends it
-        handoff.push(
-          items.item({
-            id: Number(r.id),
-            tenantId: e.tenant_id as string,
-            endpointId: ep.id as string,
-            url: ep.url as string,
-            secret: ep.secret as string,
-            previousSecret: (ep.previous_secret as string | null) ?? null,
-            eventId: e.event_id as string,
-            eventType: e.event_type as string,
-            data: e.data,
-            createdAt: e.created_at as Date,
-            livemode: e.livemode as boolean,
-            traceparent: (e.traceparent as Carrier | null) ?? null,
-            attempts: 0,
-            queuedAtMs: Number(e.now_ms) + Number(e.offset_ms), // queued_at: the transaction's now() on the tenant's clock
-            offsetMs: Number(e.offset_ms),
-          }),
-        );
+        // queued_at: the transaction's now() on the tenant's clock
+        handoff.push(items.fromRows(Number(r.id), ep.id as string, e, ep, 0, Number(e.now_ms) + Number(e.offset_ms), Number(e.offset_ms)));
       }
       return events.length;
     });
