@@ -93,11 +93,7 @@ export const checkoutRoutes: RouteDef[] = [
     responses: { 200: { description: 'SVG image', contentType: 'image/svg+xml' } },
     handler: (ctx) => ({ status: 200, contentType: 'image/svg+xml', text: code128Svg(ctx.query.data), headers: { 'Cache-Control': 'public, max-age=86400' } }),
   }),
-  assetRoute('checkout.js', 'application/javascript', 'Browser kit asset', 'Checkout'),
-  assetRoute('tokenize.js', 'application/javascript', 'Browser kit asset', 'Checkout'),
-  assetRoute('checkout.css', 'text/css', 'Browser kit asset', 'Checkout'),
-  assetRoute('demo.js', 'application/javascript', 'Browser kit asset', 'Checkout'),
-  assetRoute('sim-3ds.js', 'application/javascript', 'Browser kit asset', 'Checkout'),
+  ...['checkout.js', 'tokenize.js', 'checkout.css', 'demo.js', 'sim-3ds.js'].map((file) => assetRoute(file, 'Browser kit asset', 'Checkout')),
   defineRoute<unknown, { return_to?: string }>({
     method: 'GET',
     path: '/sim/3ds/{ref}',

@@ -22,8 +22,9 @@ export const IDEM_HEADER = (conflict: string) => [{
 export const REPLAYED = { 'Idempotency-Replayed': { description: '`true` when the answer is the resource of an earlier request with the same key.', schema: { type: 'string', enum: ['true'] } } };
 export const replayed = (r: { body: unknown; replayed: boolean }): Reply => ({ status: 200, body: r.body, headers: r.replayed ? { 'Idempotency-Replayed': 'true' } : undefined });
 
-/** GET /js/{file}: a static file of web/, read once, cached by the browser for 5 minutes. */
-export function assetRoute(file: string, type: string, summary: string, tag: string): RouteDef {
+/** GET /js/{file}: a static file of web/ (.js or .css), read once, cached by the browser for 5 minutes. */
+export function assetRoute(file: string, summary: string, tag: string): RouteDef {
+  const type = file.endsWith('.css') ? 'text/css' : 'application/javascript';
   let body: string | undefined;
   return defineRoute({
     method: 'GET',

@@ -205,8 +205,7 @@ export const invoiceRoutes: RouteDef[] = [
     },
   }),
   // ---- Self-invoicing (no Authorization) ----
-  assetRoute('factura.js', 'application/javascript', 'Self-invoice page asset', 'Invoices'),
-  assetRoute('factura.css', 'text/css', 'Self-invoice page asset', 'Invoices'),
+  ...['factura.js', 'factura.css'].map((file) => assetRoute(file, 'Self-invoice page asset', 'Invoices')),
   defineRoute<unknown, { receipt_code?: string }>({
     method: 'GET',
     path: '/factura/{slug}',
