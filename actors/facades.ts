@@ -6,7 +6,15 @@
 import { nowFor } from '../kernel/clock.js';
 import { onSql } from '../kernel/facade.js';
 import type { Principal } from '../kernel/principal.js';
+import { appendAudit, exportAudit, listAudit } from './audit.js';
 import { balance } from './balance.js';
+import { inspect, type InspectKind } from './inspect.js';
+import { auditSnapshot, payoutApprovalLivemode } from './operator-snapshots.js';
+import {
+  applicationReview, deactivateRiskRule, listApplications, listApprovals, listConnectAccounts, listRiskReviews, listRiskRules, listTenants, releaseTenant, suspendTenant, tenantDetail,
+} from './operator-views.js';
+import type { AuditActor } from './audit.js';
+import type { JobHistory } from '../kernel/job-history.js';
 import { getStatement, importStatement, listLines, listStatements, reconciliation, rematchStatement } from './bank-statements.js';
 import { checkoutConfig, checkReturnUrl, getCheckoutSettings, publicConfirm, publicGet, putCheckoutSettings, threeDsReturnUrl } from './checkout.js';
 import { createCustomer, deleteCustomer, getCustomer, listCustomers, updateCustomer } from './customers.js';
@@ -26,6 +34,7 @@ import { createApiKey, createTenant, listApiKeys, revokeApiKey, updateSettings }
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateSecret } from './webhook-endpoints.js';
 import type { FiscalProfileBody } from '../schemas/invoices.js';
 import type { Logger } from '../kernel/log.js';
+import type { Sql } from '../kernel/db.js';
 
 export const commandGroups = {
   tenants: { create: createTenant, createApiKey, listApiKeys, revokeApiKey, updateSettings },
@@ -65,4 +74,32 @@ export const commandGroups = {
   reports: { cashCut, savings, feeLeakage, anomalies, payments: paymentsPage, polizas, trialBalance, closePeriod, getAccountMapping, putAccountMapping },
   balance: { get: balance },
   inbound: { simulate: simulateInbound },
+  /** The operators' audit log (docs/operator.md): read, export, append, and the `before` of a change. */
+  audit: { list: onSql(listAudit), export: onSql(exportAudit), append: onSql(appendAudit), snapshot: onSql(auditSnapshot), payoutApprovalLivemode: onSql(payoutApprovalLivemode) },
+  /** The operator console's reads and tenant actions (docs/operator.md). */
+  operatorViews: {
+    listTenants: onSql(listTenants),
+    tenantDetail: onSql(tenantDetail),
+    listApplications: onSql(listApplications),
+    applicationReview: onSql(applicationReview),
+    listRiskReviews: onSql(listRiskReviews),
+    listRiskRules: onSql(listRiskRules),
+    deactivateRiskRule: onSql(deactivateRiskRule),
+    listApprovals: onSql(listApprovals),
+    listConnectAccounts: onSql(listConnectAccounts),
+    /** Suspension and release announce the tenant's keys to every process (api/auth.ts KeyStore). */
+    suspendTenant: (d: { sql: Sql; keys: Announcer }, by: AuditActor, tenantId: string, reason: string | undefined, requestId: string) =>
+      suspendTenant({ sql: d.sql, announce: (ids, s) => d.keys.announceSuspension(ids, s) }, by, tenantId, reason, requestId),
+    releaseTenant: (d: { sql: Sql; keys: Announcer }, by: AuditActor, tenantId: string, reason: string | undefined, requestId: string) =>
+      releaseTenant({ sql: d.sql, announce: (ids, s) => d.keys.announceSuspension(ids, s) }, by, tenantId, reason, requestId),
+  },
+  /** One payment's, refund's, payout's or invoice's steps with their traces and job history (docs/operator.md). */
+  inspect: {
+    get: (d: { sql: Sql; jobHistory?: JobHistory; config: { traceUrlTemplate?: string } }, tenantId: string, kind: InspectKind, id: string) =>
+      inspect({ sql: d.sql, jobHistory: d.jobHistory, traceUrlTemplate: d.config.traceUrlTemplate }, tenantId, kind, id),
+  },
 };
+
+interface Announcer {
+  announceSuspension(keyIds: readonly string[], suspended: boolean): Promise<void>;
+}

@@ -14,11 +14,8 @@
 // 4. Every change through /admin, by the admin key or an operator, writes an audit row (who, what,
 //    why, before, after) unless its actor writes its own in its transaction (terminals, operators,
 //    suspensions, decisions).
-import { ADMIN_KEY_ACTOR, appendAudit, type AuditActor } from '../../actors/audit.js';
+import { ADMIN_KEY_ACTOR, type AuditActor } from '../../actors/audit.js';
 import { OPERATOR_ROLES, type OperatorActor, type Permission } from '../../actors/operators.js';
-import {
-  applicationReview, deactivateRiskRule, listApplications, listApprovals, listConnectAccounts, listRiskReviews, listRiskRules, listTenants, releaseTenant, suspendTenant, tenantDetail,
-} from '../../actors/operator-views.js';
 import { ApiError, isApiError } from '../../kernel/errors.js';
 import { defineRoute, type Reply, type RequestContext, type RouteDef } from '../route.js';
 
@@ -32,7 +29,6 @@ const lim = { limit: { type: 'integer', minimum: 1, description: 'Default 100; v
 const statusQ = (values: string[]) => ({ type: 'object', additionalProperties: false, properties: { status: { enum: values }, ...lim } }) as const;
 const reasonBody = { type: 'object', additionalProperties: false, properties: { reason: { type: 'string', minLength: 1, maxLength: 1000 } } } as const;
 const ok = (description: string) => ({ 200: { description, schema: { type: 'object' } } });
-const announce = (ctx: RequestContext) => (ids: string[], s: boolean) => ctx.deps.keys.announceSuspension(ids, s);
 
 // ---- 1. operator reads and actions on the admin API --------------------------------------------
 
@@ -42,13 +38,13 @@ export const operatorAdminRoutes: RouteDef[] = [
     query: { type: 'object', additionalProperties: false, properties: { suspended: { type: 'boolean' }, ...lim } },
     summary: 'List tenants, newest first (operator listing)',
     responses: ok('The tenants'),
-    handler: async (ctx) => ({ status: 200, body: await listTenants(ctx.deps.sql, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.operatorViews.listTenants(ctx.query) }),
   }),
   defineRoute({
     method: 'GET', path: '/admin/tenants/{tenantId}', auth: 'admin', tags: ['Operator'], notFound: 'tenant.not_found',
     summary: 'A tenant: settings, API keys (never the keys themselves), suspension, counts',
     responses: ok('The tenant'), errors: ['tenant.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await tenantDetail(ctx.deps.sql, ctx.params.tenantId) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.operatorViews.tenantDetail(ctx.params.tenantId) }),
   }),
   ...(['suspend', 'release'] as const).map((action) =>
     defineRoute<{ reason?: string }>({
@@ -57,8 +53,8 @@ export const operatorAdminRoutes: RouteDef[] = [
       description: 'Audited with the optional `reason`. A released tenant\'s keys work again within KEY_CACHE_SECONDS on every process.',
       responses: ok('The tenant'), errors: ['tenant.not_found', 'tenant.status_conflict'],
       handler: async (ctx) => {
-        const f = action === 'suspend' ? suspendTenant : releaseTenant;
-        return { status: 200, body: await f({ sql: ctx.deps.sql, announce: announce(ctx) }, auditActorOf(ctx), ctx.params.tenantId, ctx.body?.reason, ctx.requestId) };
+        const f = action === 'suspend' ? ctx.deps.operatorViews.suspendTenant : ctx.deps.operatorViews.releaseTenant;
+        return { status: 200, body: await f(auditActorOf(ctx), ctx.params.tenantId, ctx.body?.reason, ctx.requestId) };
       },
     }),
   ),
@@ -67,40 +63,40 @@ export const operatorAdminRoutes: RouteDef[] = [
     query: { type: 'object', additionalProperties: false, properties: { status: { enum: ['draft', 'needs_info', 'approved', 'rejected'] }, tenant_id: { type: 'string', format: 'uuid' }, ...lim } },
     summary: 'Onboarding applications of every tenant (the review queue); `flagged`: the verifier asked for information',
     responses: ok('The applications'),
-    handler: async (ctx) => ({ status: 200, body: await listApplications(ctx.deps.sql, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.operatorViews.listApplications(ctx.query) }),
   }),
   defineRoute({
     method: 'GET', path: '/admin/tenants/{tenantId}/onboarding/applications/{id}', auth: 'admin', tags: ['Operator'], notFound: 'onboarding_application.not_found',
     summary: "An application for review: documents, the verifier's result, a fresh 69-B screening of its RFC",
     responses: ok('The application'), errors: ['onboarding_application.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await applicationReview(ctx.deps.sql, ctx.params.tenantId, ctx.params.id) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.operatorViews.applicationReview(ctx.params.tenantId, ctx.params.id) }),
   }),
   defineRoute<unknown, { status?: string; limit?: number }>({
     method: 'GET', path: '/admin/risk_reviews', auth: 'admin', tags: ['Operator'], query: statusQ(['pending', 'approved', 'rejected']),
     summary: 'Risk reviews of every tenant (the queue)', responses: ok('The reviews'),
-    handler: async (ctx) => ({ status: 200, body: await listRiskReviews(ctx.deps.sql, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.operatorViews.listRiskReviews(ctx.query) }),
   }),
   defineRoute({
     method: 'GET', path: '/admin/tenants/{tenantId}/risk_rules', auth: 'admin', tags: ['Operator'], notFound: 'tenant.not_found',
     summary: "A tenant's risk rules (the editor)", responses: ok('The rules'),
-    handler: async (ctx) => ({ status: 200, body: await listRiskRules(ctx.deps.sql, ctx.params.tenantId) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.operatorViews.listRiskRules(ctx.params.tenantId) }),
   }),
   defineRoute({
     method: 'POST', path: '/admin/tenants/{tenantId}/risk_rules/{ruleId}/deactivate', auth: 'admin', tags: ['Operator'], notFound: 'risk_rule.not_found',
     summary: 'Turn a risk rule off (kept for the reviews that name it)', responses: ok('The rule'), errors: ['risk_rule.not_found'],
-    handler: async (ctx) => ({ status: 200, body: await deactivateRiskRule(ctx.deps.sql, ctx.params.tenantId, ctx.params.ruleId) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.operatorViews.deactivateRiskRule(ctx.params.tenantId, ctx.params.ruleId) }),
   }),
   ...(['refund', 'payout'] as const).map((kind) =>
     defineRoute<unknown, { status?: string; limit?: number }>({
       method: 'GET', path: `/admin/${kind}_approvals`, auth: 'admin', tags: ['Operator'], query: statusQ(['pending', 'approved', 'rejected']),
       summary: `${kind === 'refund' ? 'Refund' : 'Payout'} approvals of every tenant (four-eyes queue)`, responses: ok('The approvals'),
-      handler: async (ctx) => ({ status: 200, body: await listApprovals(ctx.deps.sql, kind, ctx.query) }),
+      handler: async (ctx) => ({ status: 200, body: await ctx.deps.operatorViews.listApprovals(kind, ctx.query) }),
     }),
   ),
   defineRoute<unknown, { status?: string; limit?: number }>({
     method: 'GET', path: '/admin/connect/accounts', auth: 'admin', tags: ['Operator'], query: statusQ(['active', 'suspended']),
     summary: 'Connect accounts of every tenant', responses: ok('The accounts'),
-    handler: async (ctx) => ({ status: 200, body: await listConnectAccounts(ctx.deps.sql, ctx.query) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.operatorViews.listConnectAccounts(ctx.query) }),
   }),
   defineRoute<{ email: string; name: string; role: (typeof OPERATOR_ROLES)[number]; password?: string }>({
     method: 'POST', path: '/admin/operators', auth: 'admin', tags: ['Operator'],
@@ -148,22 +144,8 @@ export function permissionFor(r: Pick<RouteDef, 'method' | 'path'>): Permission 
   return 'decide';
 }
 
-/** A snapshot of what a change is about to touch, for the audit row's `before` (safe columns only). */
-async function snapshot(ctx: RequestContext, path: string): Promise<Record<string, unknown> | null> {
-  const p = ctx.params;
-  const sql = ctx.deps.sql;
-  const one = async (q: Promise<readonly Record<string, unknown>[]>) => ((await q)[0] as Record<string, unknown> | undefined) ?? null;
-  const uuid = (x: string | undefined) => !!x && /^[0-9a-f-]{36}$/i.test(x);
-  if (path.includes('/onboarding/applications/') && uuid(p.id)) return one(sql`select id, status, status_reason, resolved_by from onboarding_applications where id = ${p.id} and tenant_id = ${p.tenantId}`);
-  if (path.includes('/risk_reviews/') && uuid(p.reviewId)) return one(sql`select id, status, payment_intent_id from risk_reviews where id = ${p.reviewId} and tenant_id = ${p.tenantId}`);
-  if (path.includes('/refund_approvals/') && uuid(p.approvalId)) return one(sql`select id, status, amount_minor, currency, requested_by, approver from refund_approvals where id = ${p.approvalId} and tenant_id = ${p.tenantId}`);
-  if (path.includes('/payout_approvals/') && uuid(p.approvalId)) return one(sql`select id, status, amount_minor, currency, clabe_masked, requested_by, approver from payout_approvals where id = ${p.approvalId} and tenant_id = ${p.tenantId}`);
-  if (path.includes('/connect/accounts/') && uuid(p.id)) return one(sql`select id, status, sub_merchant_name from connect_accounts where id = ${p.id} and tenant_id = ${p.tenantId}`);
-  if (path.includes('/api_keys/') && uuid(p.keyId)) return one(sql`select id, livemode, scopes, revoked_at from api_keys where id = ${p.keyId} and tenant_id = ${p.tenantId}`);
-  if (path.includes('/risk_rules/') && uuid(p.ruleId)) return one(sql`select id, field, operator, value, action, active from risk_rules where id = ${p.ruleId} and tenant_id = ${p.tenantId}`);
-  if (/\/(settings|payout_settings)$/.test(path) && uuid(p.tenantId)) return one(sql`select settings from tenants where id = ${p.tenantId}`);
-  return null;
-}
+/** A snapshot of what a change is about to touch, for the audit row's `before` (actors/operator-snapshots.ts). */
+const snapshot = (ctx: RequestContext, path: string) => ctx.deps.audit.snapshot(path, ctx.params);
 
 /** `risk_review.approve` from `/admin/tenants/{tenantId}/risk_reviews/{reviewId}/approve`, else method and path. */
 export function actionOf(method: string, path: string): string {
@@ -194,7 +176,7 @@ async function audited(r: RouteDef, ctx: RequestContext, extraReason?: string): 
     const body = ctx.body as { reason?: string } | undefined;
     const reason = [typeof body?.reason === 'string' ? body.reason : headerReason(ctx), extraReason].filter(Boolean).join(' · ') || undefined;
     const after = out.body && typeof out.body === 'object' && !Array.isArray(out.body) ? (out.body as Record<string, unknown>) : null;
-    await appendAudit(ctx.deps.sql, {
+    await ctx.deps.audit.append({
       actor: auditActorOf(ctx), action: actionOf(r.method, r.path), tenantId: ctx.params.tenantId, targetKind: (r.path.split('/').filter((s) => s && !s.startsWith('{')).slice(-2, -1)[0] ?? 'admin').replace(/s$/, ''),
       targetId: targetOf(ctx.params), reason, before, after, requestId: ctx.requestId,
     });
@@ -212,18 +194,18 @@ async function fourEyes(r: RouteDef, ctx: RequestContext): Promise<{ action: str
   const p = ctx.params;
   if (r.method !== 'POST') return undefined;
   if (r.path === '/admin/tenants/{tenantId}/release') {
-    const t = await tenantDetail(ctx.deps.sql, p.tenantId!);
+    const t = await ctx.deps.operatorViews.tenantDetail(p.tenantId!);
     return { action: 'tenant.release', targetKind: 'tenant', targetId: p.tenantId!, livemode: true, snapshot: { name: t.name, suspended: t.suspended, suspended_reason: t.suspended_reason } };
   }
   if (r.path === '/admin/tenants/{tenantId}/payout_approvals/{approvalId}/approve') {
     const s = await snapshot(ctx, r.path);
     if (!s) throw new ApiError('payout_approval.not_found');
     if (s.status !== 'pending') return undefined; // the route answers its own resolution_conflict
-    const [m] = await ctx.deps.sql`select livemode from payout_approvals where id = ${p.approvalId!}`;
-    return { action: 'payout_approval.approve', targetKind: 'payout_approval', targetId: p.approvalId!, livemode: m!.livemode as boolean, snapshot: { ...s, amount_minor: Number(s.amount_minor) } };
+    const livemode = await ctx.deps.audit.payoutApprovalLivemode(p.approvalId!);
+    return { action: 'payout_approval.approve', targetKind: 'payout_approval', targetId: p.approvalId!, livemode, snapshot: { ...s, amount_minor: Number(s.amount_minor) } };
   }
   if (r.path === '/admin/tenants/{tenantId}/onboarding/applications/{id}/approve') {
-    const a = await applicationReview(ctx.deps.sql, p.tenantId!, p.id!);
+    const a = await ctx.deps.operatorViews.applicationReview(p.tenantId!, p.id!);
     if (!a.approval_needs_second_operator) return undefined;
     return { action: 'onboarding_application.approve', targetKind: 'onboarding_application', targetId: p.id!, livemode: a.livemode as boolean, snapshot: { status: a.status, legal_name: a.legal_name, rfc: a.rfc, status_reason: a.status_reason, list_hits: a.list_hits } };
   }

@@ -1,7 +1,6 @@
 // The operator's reads (docs/operator.md), behind X-Admin-Key: the audit log (a page, or an export),
 // and an object's steps with their traces and its job history.
-import { exportAudit, listAudit } from '../../actors/audit.js';
-import { inspect, INSPECT_KINDS } from '../../actors/inspect.js';
+import { INSPECT_KINDS } from '../../actors/inspect.js';
 import { auditExportQuery, auditList, auditQuery, inspectionResource, type AuditExportParams, type AuditQueryParams } from '../../schemas/operator.js';
 import { defineRoute } from '../route.js';
 
@@ -17,7 +16,7 @@ export const operatorRoutes = [
     responses: { 200: { description: 'A page of entries', schema: auditList } },
     handler: async (ctx) => ({
       status: 200,
-      body: await listAudit(ctx.deps.sql, { ...ctx.query, before_seq: ctx.query.cursor !== undefined ? Number(ctx.query.cursor) : undefined }),
+      body: await ctx.deps.audit.list({ ...ctx.query, before_seq: ctx.query.cursor !== undefined ? Number(ctx.query.cursor) : undefined }),
     }),
   }),
   defineRoute<unknown, AuditExportParams>({
@@ -30,7 +29,7 @@ export const operatorRoutes = [
     responses: { 200: { description: 'The entries', contentType: 'text/csv' } },
     handler: async (ctx) => {
       const { format, ...filters } = ctx.query;
-      const text = await exportAudit(ctx.deps.sql, filters, format);
+      const text = await ctx.deps.audit.export(filters, format);
       const stamp = new Date().toISOString().slice(0, 10);
       return {
         status: 200,
@@ -57,7 +56,7 @@ export const inspectRoutes = INSPECT_KINDS.map((kind) =>
     errors: [`${kind}.not_found` as const],
     handler: async (ctx) => ({
       status: 200,
-      body: await inspect({ sql: ctx.deps.sql, jobHistory: ctx.deps.jobHistory, traceUrlTemplate: ctx.deps.config.traceUrlTemplate }, ctx.params.tenantId, kind, ctx.params.id),
+      body: await ctx.deps.inspect.get(ctx.params.tenantId, kind, ctx.params.id),
     }),
   }),
 );
