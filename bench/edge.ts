@@ -23,7 +23,7 @@ import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { Children, sleep } from './confirm-lib.js';
+import { appBench, Children, sleep } from './confirm-lib.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SETTLE_MS = 1000;
@@ -97,8 +97,10 @@ function parseArgs(argv: string[]): Options {
 // Child processes: started with a stdin pipe (they exit when it closes), killed on every exit path
 // (bench/confirm-lib.ts Children, shared with the other benches).
 const children = new Children('bench/edge');
+// The Orquesta server is the build under test's (BENCH_APP_ROOT under ops/bench.mjs --baseline); the bare
+// server is the same code for both.
 const startChild = <T>(name: string, script: string, readyTimeoutMs: number, nodeArgs: string[] = []) =>
-  children.start<T>(name, join(here, script), { readyTimeoutMs, nodeArgs });
+  children.start<T>(name, script === 'bare-server.js' ? join(here, script) : appBench(script), { readyTimeoutMs, nodeArgs });
 
 // ---------------------------------------------------------------------------------------------
 // CPU accounting: the server child (from /proc), redis-server (INFO cpu), and this process.
