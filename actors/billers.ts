@@ -19,8 +19,9 @@ import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
 import { BILLERS, billerByCode, billerView, referenceProblem } from '../connectors/billers/catalog.js';
-import { BillerUnavailable, type BillerGateway, type BillState } from '../connectors/billers/gateway.js';
+import { type BillerGateway, type BillState } from '../connectors/billers/gateway.js';
 import { servicePaymentMachine } from '../machines/service-payment.js';
+import { OutcomeUnknown } from '../kernel/outbound.js';
 
 export const SERVICE_PAYMENT_QUEUE = 'service-payment';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -112,7 +113,7 @@ export class Billers {
     shape: { servicePaymentId: 'uuid' },
     id: (d) => `service-payment-${d.servicePaymentId}`,
     shardKey: (d) => d.servicePaymentId,
-    transient: (e) => e instanceof BillerUnavailable || e instanceof LockBusy,
+    transient: (e) => e instanceof OutcomeUnknown || e instanceof LockBusy,
     run: async (d) => {
       await this.d.actor.withLock(this.def, d.servicePaymentId, 2000, () => this.resolveLocked(d.servicePaymentId), true);
     },
@@ -251,7 +252,7 @@ export class Billers {
     try {
       state = await this.d.gateway.pay(this.order(r));
     } catch (e) {
-      if (!(e instanceof BillerUnavailable)) throw e;
+      if (!(e instanceof OutcomeUnknown)) throw e;
       this.d.log.warn('biller aggregator did not answer; the service payment stays pending', { service_payment_id: r.id });
       return r;
     }

@@ -4,7 +4,7 @@
 //   events, idempotency answer) → one fenced transaction.
 // A CFDI is first reserved `pending` with its sealed XML (its folio, its place in the REP chain or
 // its share of the credit), then sent to the PAC under the invoice's lock but outside any
-// transaction, and the answer recorded by a second step. When the answer is lost (PacFault) the
+// transaction, and the answer recorded by a second step. When the answer is lost (OutcomeUnknown) the
 // CFDI stays `pending`: the next request that needs it, or the reconciler (job invoice.resolve),
 // asks the PAC what became of the same sealed bytes (`status`) first, so a CFDI is never issued
 // twice for one purpose.
@@ -27,7 +27,7 @@ import { construirEgreso, construirIngreso, construirPago, sellarComprobanteAsyn
 import { checkReceptor, checkRfc, RFC_EXTRANJERO, RFC_PUBLICO_GENERAL, type ReceptorInput } from '../formats/cfdi/receptor.js';
 import { renderPdf } from '../formats/cfdi/pdf.js';
 import { PAC_IS_LIVE, PacRegistry, type PacProvider } from '../connectors/pac/index.js';
-import { PacFault, pacErrorCode, type Pac } from '../connectors/pac/pac.js';
+import { pacErrorCode, type CancelOutcome, type Pac, type StampOutcome } from '../connectors/pac/pac.js';
 import { issuerBySlug, issuerFor, type Issuer } from './fiscal-profile.js';
 import { cfdiPdf, cfdiXml, listCfdiDocuments, type CfdiListQuery } from './cfdi-documents.js';
 import {
@@ -44,6 +44,7 @@ import {
   type PacAnswer,
 } from './invoice-plan.js';
 import type { AutofacturaBody, CancelBody, CreateInvoiceBody, CreatePpdBody, CreditNoteBody } from '../schemas/invoices.js';
+import { OutcomeUnknown, settleLocked, type OutboundCall } from '../kernel/outbound.js';
 
 export { invoiceView, paymentView, creditNoteView, cancellationView };
 export type { InvoiceView, InvoicePaymentView };
@@ -197,15 +198,42 @@ export class Invoices {
     return String(r.folio);
   }
 
-  /** The PAC's answer to a sealed CFDI (stamp, or status of one sent before), or the API error of an unknown outcome. */
-  private async askPac(ctx: Ctx, xml: string, mode: 'stamp' | 'status'): Promise<PacAnswer | { kind: 'fault'; fault: PacFault }> {
-    const req = { xml, livemode: ctx.issuer.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, now: ctx.now, account: `${ctx.issuer.tenantId}:${ctx.issuer.livemode}` };
+  /**
+   * One CFDI as an outbound call (kernel/outbound.ts). Its reserved `pending` row with the sealed
+   * XML (folio, place in the REP chain, share of the credit) is the mark, committed before the PAC
+   * is called; a CFDI that may have reached the PAC (`started`: a lost answer, a later request, the
+   * reconciler) is looked up by the same sealed bytes (`status`) and never stamped again: the PAC's
+   * `not_stamped` is an answer too (the CFDI becomes `error`; a new document may be issued).
+   */
+  private cfdiCall<R>(ctx: Ctx, sealedXml: string, started: boolean, record: (a: PacAnswer) => Promise<R>): OutboundCall<HydratedInvoice, PacAnswer, R> {
+    const req = { xml: sealedXml, livemode: ctx.issuer.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, now: ctx.now, account: `${ctx.issuer.tenantId}:${ctx.issuer.livemode}` };
+    const answer = (o: StampOutcome | { kind: 'not_stamped' }): PacAnswer => (o.kind === 'stamped' ? { kind: 'stamped', uuid: o.uuid, xml: o.xml } : o);
+    return {
+      connector: ctx.pac.key,
+      op: 'stamp',
+      lookupOp: 'stamped',
+      due: () => true,
+      started: () => started,
+      send: async () => answer(await ctx.pac.stamp(req)),
+      lookup: async () => answer(await ctx.pac.status(req)),
+      record: (_h, a) => record(a),
+      idle: () => {
+        throw new Error('a CFDI call is always due');
+      },
+    };
+  }
+
+  /**
+   * Runs a PAC call under the invoice's lock the caller holds; an unknown outcome is the spec's API
+   * error (`invoice.pac_unreachable|pac_bad_response|pac_no_uuid`) and the CFDI stays pending.
+   */
+  private async pacSettle<R>(call: OutboundCall<HydratedInvoice, any, R>, h: HydratedInvoice, unknown: (e: OutcomeUnknown) => string, onUnknown?: (e: OutcomeUnknown) => Promise<unknown>): Promise<R> {
     try {
-      const out = mode === 'stamp' ? await ctx.pac.stamp(req) : await ctx.pac.status(req);
-      return out.kind === 'stamped' ? { kind: 'stamped', uuid: out.uuid, xml: out.xml } : out;
+      return (await settleLocked(call, h)).result;
     } catch (e) {
-      if (e instanceof PacFault) return { kind: 'fault', fault: e };
-      throw e;
+      if (!(e instanceof OutcomeUnknown)) throw e;
+      await onUnknown?.(e);
+      throw new ApiError(pacErrorCode(e), unknown(e));
     }
   }
 
@@ -225,19 +253,13 @@ export class Invoices {
   /** Under the invoice's lock: settles every CFDI of the invoice still waiting for a lost PAC answer. */
   private async settlePending(h: HydratedInvoice, ctx: Ctx): Promise<void> {
     if (h.row.status === 'pending') {
-      const a = await this.askPac(ctx, h.row.sealed_xml, 'status');
-      if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message} (invoice ${h.row.id} waits for the PAC's answer)`);
-      await this.step(h.row.id, { kind: 'stamp', answer: a });
+      await this.pacSettle(this.cfdiCall(ctx, h.row.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'stamp', answer: a })), h, (e) => `${e.message} (invoice ${h.row.id} waits for the PAC's answer)`);
     }
     for (const p of h.pendingPayments) {
-      const a = await this.askPac(ctx, p.sealed_xml, 'status');
-      if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message} (payment complement ${p.id} waits for the PAC's answer)`);
-      await this.step(h.row.id, { kind: 'payment', paymentId: p.id, answer: a });
+      await this.pacSettle(this.cfdiCall(ctx, p.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'payment', paymentId: p.id, answer: a })), h, (e) => `${e.message} (payment complement ${p.id} waits for the PAC's answer)`);
     }
     for (const n of h.pendingNotes) {
-      const a = await this.askPac(ctx, n.sealed_xml, 'status');
-      if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message} (credit note ${n.id} waits for the PAC's answer)`);
-      await this.step(h.row.id, { kind: 'credit', noteId: n.id, answer: a });
+      await this.pacSettle(this.cfdiCall(ctx, n.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'credit', noteId: n.id, answer: a })), h, (e) => `${e.message} (credit note ${n.id} waits for the PAC's answer)`);
     }
   }
 
@@ -347,14 +369,11 @@ export class Invoices {
       throw e;
     }
     return this.d.actor.withLock(this.def, row.id, LOCK_WAIT_MS, async () => {
-      const a = await this.askPac(ctx, row.sealed_xml, 'stamp');
-      if (a.kind === 'fault') {
-        await this.sql`update invoices set error_detail = ${`${pacErrorCode(a.fault)}: ${a.fault.message}`} where id = ${row.id} and status = 'pending'`;
-        throw new ApiError(pacErrorCode(a.fault), `${a.fault.message}. Invoice ${row.id} stays pending; retry with the same Idempotency-Key.`);
-      }
       // The row was just written under this lock: no need to read it again.
       const known: HydratedInvoice = { row, clockOffsetMs: p.livemode ? 0 : now.getTime() - at.getTime(), pendingPayments: [], pendingNotes: [] };
-      const done = await this.step<InvoiceRow>(row.id, { kind: 'stamp', answer: a, respond: 201 }, idem, known);
+      const record = async (a: PacAnswer) => ({ a, done: await this.step<InvoiceRow>(row.id, { kind: 'stamp', answer: a, respond: 201 }, idem, known) });
+      const { a, done } = await this.pacSettle(this.cfdiCall(ctx, row.sealed_xml, false, record), known, (e) => `${e.message}. Invoice ${row.id} stays pending; retry with the same Idempotency-Key.`, (e) =>
+        this.sql`update invoices set error_detail = ${`${pacErrorCode(e)}: ${e.message}`} where id = ${row.id} and status = 'pending'`);
       if (done.status === 'error') throw new ApiError('invoice.pac_error', `The CFDI of invoice ${row.id} was not recorded (now "error", not live): ${done.error_detail}`);
       if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the CFDI of invoice ${row.id} (now "error", not live): ${a.code} ${a.message}`);
       return done;
@@ -447,9 +466,8 @@ export class Invoices {
       const sealed = await sellarComprobanteAsync(built.doc, issuer.csd!);
       const paymentId = randomUUID();
       await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_payment', payment: { id: paymentId, paymentIntentId: ch.id, montoMinor: ch.totalMinor, parcialidad, serie: 'RP', folio, sealedXml: sealed.xml } }, { waitMs: 0, known: h });
-      const a = await this.askPac(ctx, sealed.xml, 'stamp');
-      if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message}. Payment complement ${paymentId} stays pending; retry with the same Idempotency-Key.`);
-      const done = await this.step<Row>(invoiceId, { kind: 'payment', paymentId, answer: a, respond: 201 }, idem);
+      const record = async (a: PacAnswer) => ({ a, done: await this.step<Row>(invoiceId, { kind: 'payment', paymentId, answer: a, respond: 201 }, idem) });
+      const { a, done } = await this.pacSettle(this.cfdiCall(ctx, sealed.xml, false, record), h, (e) => `${e.message}. Payment complement ${paymentId} stays pending; retry with the same Idempotency-Key.`);
       if (done?.status === 'error' && a.kind === 'stamped') throw new ApiError('invoice.pac_error', `The payment complement was not recorded: ${done.error_detail ?? 'UUID already registered'}`);
       if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the payment complement: ${a.code} ${a.message}`);
       return { row: done, created: true };
@@ -480,9 +498,8 @@ export class Invoices {
       const sealed = await sellarComprobanteAsync(built.doc, issuer.csd!);
       const noteId = randomUUID();
       await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_credit', note: { id: noteId, totalMinor: built.totalMinor, baseMinor: built.subtotalMinor, ivaMinor: built.ivaMinor, motivo: body.motivo ?? null, serie: 'NC', folio, sealedXml: sealed.xml } }, { waitMs: 0, known: h });
-      const a = await this.askPac(ctx, sealed.xml, 'stamp');
-      if (a.kind === 'fault') throw new ApiError(pacErrorCode(a.fault), `${a.fault.message}. Credit note ${noteId} stays pending; retry with the same Idempotency-Key.`);
-      const done = await this.step<Row>(invoiceId, { kind: 'credit', noteId, answer: a, respond: 200 }, idem);
+      const record = async (a: PacAnswer) => ({ a, done: await this.step<Row>(invoiceId, { kind: 'credit', noteId, answer: a, respond: 200 }, idem) });
+      const { a, done } = await this.pacSettle(this.cfdiCall(ctx, sealed.xml, false, record), h, (e) => `${e.message}. Credit note ${noteId} stays pending; retry with the same Idempotency-Key.`);
       if (done?.status === 'error' && a.kind === 'stamped') throw new ApiError('invoice.pac_error', `The credit note was not recorded: ${done.error_detail ?? 'UUID already registered'}`);
       if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the credit note: ${a.code} ${a.message}`);
       return done;
@@ -505,20 +522,30 @@ export class Invoices {
     return this.d.actor.withLock(this.def, invoiceId, LOCK_WAIT_MS, async () => {
       const h = await this.fresh(invoiceId, p);
       if (h.row.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${h.row.status}".`);
-      let out;
-      try {
-        out = await ctx.pac.cancel({
-          uuid: h.row.uuid_fiscal!, rfcEmisor: ctx.issuer.rfc, motivo: body.motivo as '01', folioSustitucion: body.folio_sustitucion,
-          livemode: p.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, csd: ctx.issuer.csd!, now: ctx.now,
-        });
-      } catch (e) {
-        if (e instanceof PacFault) throw new ApiError(pacErrorCode(e), e.message);
-        throw e;
-      }
-      if (out.kind === 'rejected') throw new ApiError('invoice.cancel_rejected', `SAT/PAC refused the cancellation: ${out.code} ${out.message}`);
-      return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, invoiceId, {
-        kind: 'cancel', cancellationId: randomUUID(), outcome: out.kind, motivo: body.motivo, folioSustitucion: body.folio_sustitucion, acuse: out.acuse,
-      }, { waitMs: 0, known: h, idem });
+      // The cancellation as an outbound call. No mark yet: SAT's cancellation is keyed by the CFDI's
+      // UUID, so a repeat after a lost answer asks for the same one and answers its state (a
+      // cancel_pending that waits on the receptor is followed by the fiscal work, issue 28 point 5).
+      const req = {
+        uuid: h.row.uuid_fiscal!, rfcEmisor: ctx.issuer.rfc, motivo: body.motivo as '01', folioSustitucion: body.folio_sustitucion,
+        livemode: p.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, csd: ctx.issuer.csd!, now: ctx.now,
+      };
+      return this.pacSettle<Row>({
+        connector: ctx.pac.key,
+        op: 'cancel',
+        due: (x) => x.row.status === 'stamped',
+        started: () => false,
+        send: () => ctx.pac.cancel(req),
+        lookup: () => Promise.resolve(null),
+        record: (_x, out: CancelOutcome) => {
+          if (out.kind === 'rejected') throw new ApiError('invoice.cancel_rejected', `SAT/PAC refused the cancellation: ${out.code} ${out.message}`);
+          return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, invoiceId, {
+            kind: 'cancel', cancellationId: randomUUID(), outcome: out.kind, motivo: body.motivo, folioSustitucion: body.folio_sustitucion, acuse: out.acuse,
+          }, { waitMs: 0, known: h, idem });
+        },
+        idle: () => {
+          throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${h.row.status}".`);
+        },
+      }, h, (e) => e.message);
     }, false);
   }
 

@@ -16,13 +16,15 @@ import type { Logger } from '../kernel/log.js';
 import type { Principal } from '../kernel/principal.js';
 import type { DueTimer } from '../kernel/timers.js';
 import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
-import { ProviderUnavailable, type PaymentMethod, type ProviderOutcome } from '../connectors/acquirer.js';
+import { settleLocked, type OutboundCall } from '../kernel/outbound.js';
+import { type PaymentMethod, type ProviderOutcome } from '../connectors/acquirer.js';
 import type { Candidate, FeeTable, Router } from '../connectors/routing.js';
 import { paymentIntentMachine } from '../machines/payment-intent.js';
 import type { ConfirmBody, CreatePaymentIntentBody, ListIntentsQuery } from '../schemas/payment-intents.js';
 import { DUNNING_TIMER, EXPIRE_TIMER, planIntentStep, type IntentCommand, type IntentJobs, type IntentPrep, type IntentResult, type RouteChoice } from './payment-intent-plan.js';
 import { hydrate, intentView, toIntentRow, type AttemptRow, type HydratedIntent, type IntentRow } from './payment-intent-store.js';
 import { evaluate, loadRules } from './risk.js';
+import { OutcomeUnknown } from '../kernel/outbound.js';
 
 export const PI_QUEUE = 'pi';
 /** Dunning waits: 1 day after the first soft decline, then 2 and 2 more (days 1, 3 and 5), by the tenant's clock. */
@@ -67,12 +69,13 @@ const lostRace = (e: unknown) => {
   return err.code === '23505' && (err.constraint_name === 'attempts_one_open' || err.constraint_name === 'risk_reviews_one_pending');
 };
 
-const isTransient = (e: unknown) => e instanceof ProviderUnavailable || e instanceof LockBusy;
+const isTransient = (e: unknown) => e instanceof OutcomeUnknown || e instanceof LockBusy;
 
 /** What a real adapter needs besides the key: the tenant (its credentials) and the amount (Conekta's capture). */
 const ctxOf = (a: AttemptRow) => ({ tenantId: a.tenant_id, livemode: a.livemode, amountMinor: a.amount_minor, currency: a.currency });
 
 type AttemptJob = { intentId: string; attemptId: string; settle?: boolean };
+type AttemptRun = { outcome: string } | { skipped: string };
 
 export class PaymentIntents {
   readonly def: EntityDef<HydratedIntent, IntentCommand, IntentPrep>;
@@ -94,7 +97,7 @@ export class PaymentIntents {
     id: (d) => `capture-${d.attemptId}`,
     shardKey: (d) => d.intentId,
     transient: isTransient,
-    run: (d) => this.captureAttempt(d),
+    run: (d, info) => this.captureAttempt(d, info),
   });
   readonly voidJob = defineJob<AttemptJob>({
     queue: PI_QUEUE,
@@ -454,44 +457,83 @@ export class PaymentIntents {
   }
 
   /**
-   * Charges an attempt. An unknown outcome is settled before anything else: when this attempt may
-   * have reached the provider already (a retried or stalled job, or one the reconciler re-enqueued)
-   * it asks first and charges only if unseen. A first run charges directly, with the same key.
+   * An attempt's charge as an outbound call (kernel/outbound.ts). The attempt's row, committed
+   * `pending` by the confirm's step, is the mark; a run that may follow an earlier one (a retried
+   * or stalled job, one the reconciler re-enqueued) asks the provider first and charges only if it
+   * never saw the key; a first run charges directly, with the same key.
    */
+  private chargeCall(attempt: AttemptRow, started: boolean): OutboundCall<HydratedIntent, ProviderOutcome, AttemptRun> {
+    const connector = this.d.router.connector(attempt.connector_key);
+    return {
+      connector: attempt.connector_key,
+      op: 'charge',
+      lookupOp: 'retrieve',
+      attrs: { [ATTR.attemptId]: attempt.id },
+      due: (h) => h.attempts.find((a) => a.id === attempt.id)?.status === 'pending',
+      started: () => started,
+      send: (h) =>
+        connector.charge({
+          idempotencyKey: attempt.provider_key,
+          attemptId: attempt.id,
+          tenantId: attempt.tenant_id,
+          livemode: attempt.livemode,
+          method: attempt.method as PaymentMethod,
+          amountMinor: attempt.amount_minor,
+          currency: attempt.currency,
+          paymentToken: attempt.payment_token ?? undefined,
+          now: new Date(Date.now() + h.clockOffsetMs),
+        }),
+      lookup: () => connector.retrieve(attempt.provider_key, ctxOf(attempt)),
+      record: async (h, outcome) => {
+        await this.evidence(h, attempt, outcome, 'connector');
+        return { outcome: outcome.kind };
+      },
+      idle: () => ({ skipped: `attempt is ${attempt.status}` }),
+    };
+  }
+
+  /**
+   * A requested capture as an outbound call: the capture command's step (capture_requested_at) is
+   * the mark; a run that may follow an earlier one asks first, and captures only while the provider
+   * still shows the charge authorized.
+   */
+  private captureCall(attempt: AttemptRow, started: boolean): OutboundCall<HydratedIntent, ProviderOutcome, AttemptRun> {
+    const connector = this.d.router.connector(attempt.connector_key);
+    return {
+      connector: attempt.connector_key,
+      op: 'capture',
+      lookupOp: 'retrieve',
+      attrs: { [ATTR.attemptId]: attempt.id },
+      due: (h) => h.attempts.find((a) => a.id === attempt.id)?.status === 'authorized',
+      started: () => started,
+      send: () => connector.capture(attempt.provider_key, ctxOf(attempt)),
+      lookup: async () => {
+        const o = await connector.retrieve(attempt.provider_key, ctxOf(attempt));
+        return o && o.kind !== 'authorized' ? o : null;
+      },
+      record: async (h, outcome) => {
+        await this.evidence(h, attempt, outcome, 'connector');
+        return { outcome: outcome.kind };
+      },
+      idle: () => ({ skipped: `attempt is ${attempt.status}` }),
+    };
+  }
+
   private executeAttempt(d: AttemptJob, info: JobInfo) {
     return this.underLock(d.intentId, async (h) => {
       const attempt = h.attempts.find((a) => a.id === d.attemptId);
       if (!attempt) return { skipped: 'unknown attempt' };
-      if (attempt.status !== 'pending') return { skipped: `attempt is ${attempt.status}` };
-      const connector = this.d.router.connector(attempt.connector_key);
       const mayHaveCalled = info.attemptsMade > 0 || info.stalled || d.settle === true;
-      const outcome =
-        (mayHaveCalled ? await this.connectorCall(attempt, 'retrieve', () => connector.retrieve(attempt.provider_key, ctxOf(attempt))) : null) ??
-        (await this.connectorCall(attempt, 'charge', () =>
-          connector.charge({
-            idempotencyKey: attempt.provider_key,
-            attemptId: attempt.id,
-            tenantId: attempt.tenant_id,
-            livemode: attempt.livemode,
-            method: attempt.method as PaymentMethod,
-            amountMinor: attempt.amount_minor,
-            currency: attempt.currency,
-            paymentToken: attempt.payment_token ?? undefined,
-            now: new Date(Date.now() + h.clockOffsetMs),
-          }),
-        ));
-      await this.evidence(h, attempt, outcome, 'connector');
-      return { outcome: outcome.kind };
+      return (await settleLocked(this.chargeCall(attempt, mayHaveCalled), h)).result;
     });
   }
 
-  private captureAttempt(d: AttemptJob) {
+  private captureAttempt(d: AttemptJob, info: JobInfo) {
     return this.underLock(d.intentId, async (h) => {
       const attempt = h.attempts.find((a) => a.id === d.attemptId);
-      if (!attempt || attempt.status !== 'authorized') return { skipped: `attempt is ${attempt?.status ?? 'unknown'}` };
-      const outcome = await this.connectorCall(attempt, 'capture', () => this.d.router.connector(attempt.connector_key).capture(attempt.provider_key, ctxOf(attempt)));
-      await this.evidence(h, attempt, outcome, 'connector');
-      return { outcome: outcome.kind };
+      if (!attempt) return { skipped: 'unknown attempt' };
+      const mayHaveCalled = info.attemptsMade > 0 || info.stalled || d.settle === true;
+      return (await settleLocked(this.captureCall(attempt, mayHaveCalled), h)).result;
     });
   }
 
@@ -520,7 +562,10 @@ export class PaymentIntents {
     return inboxId;
   }
 
-  /** The provider's word on an attempt a notice concerns, as evidence; the notice is marked processed in the same transaction. */
+  /**
+   * The provider's word on an attempt a notice concerns, as evidence (the outbound protocol's
+   * lookup, never a send); the notice is marked processed in the same transaction.
+   */
   private async processNotice(inboxId: string) {
     const [n] = await this.d.sql`
       select i.id, i.processed_at, a.id as attempt_id, a.payment_intent_id from inbox i join attempts a on a.id = i.subject_id where i.id = ${inboxId}`;
@@ -528,14 +573,30 @@ export class PaymentIntents {
     if (n.processed_at) return { skipped: 'processed' };
     return this.underLock(n.payment_intent_id as string, async (h) => {
       const attempt = h.attempts.find((a) => a.id === n.attempt_id);
-      const outcome = attempt ? await this.connectorCall(attempt, 'retrieve', () => this.d.router.connector(attempt.connector_key).retrieve(attempt.provider_key, ctxOf(attempt))) : null;
-      if (!attempt || !outcome) {
+      const done = async () => {
         // The provider does not know the attempt: nothing to apply; the notice is done with.
         await this.d.sql`update inbox set processed_at = now() where id = ${inboxId} and processed_at is null`;
         return { skipped: 'provider does not know the attempt' };
-      }
-      await this.evidence(h, attempt, outcome, 'inbound', inboxId);
-      return { outcome: outcome.kind };
+      };
+      if (!attempt) return done();
+      const connector = this.d.router.connector(attempt.connector_key);
+      const s = await settleLocked<HydratedIntent, ProviderOutcome, AttemptRun>({
+        connector: attempt.connector_key,
+        op: 'notice',
+        lookupOp: 'retrieve',
+        attrs: { [ATTR.attemptId]: attempt.id },
+        due: () => true,
+        started: () => true,
+        send: () => Promise.reject(new Error('a notice never sends')),
+        lookup: () => connector.retrieve(attempt.provider_key, ctxOf(attempt)),
+        resend: () => false,
+        record: async (hh, outcome) => {
+          await this.evidence(hh, attempt, outcome, 'inbound', inboxId);
+          return { outcome: outcome.kind };
+        },
+        idle: done,
+      }, h);
+      return s.result;
     });
   }
 

@@ -12,9 +12,10 @@ import { defineJob, jobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
-import { ProviderUnavailable, saveKeyFor, type SaveOutcome } from '../connectors/acquirer.js';
+import { saveKeyFor, type SaveOutcome } from '../connectors/acquirer.js';
 import type { Router } from '../connectors/routing.js';
 import { paymentMethodMachine } from '../machines/payment-method.js';
+import { OutcomeUnknown } from '../kernel/outbound.js';
 
 export const PAYMENT_METHOD_QUEUE = 'pm';
 
@@ -98,7 +99,7 @@ export class PaymentMethods {
     shape: { paymentMethodId: 'uuid' },
     id: (d) => `pm-${d.paymentMethodId}`,
     shardKey: (d) => d.paymentMethodId,
-    transient: (e) => e instanceof ProviderUnavailable || e instanceof LockBusy,
+    transient: (e) => e instanceof OutcomeUnknown || e instanceof LockBusy,
     run: (d) => this.activate(d.paymentMethodId),
   });
 

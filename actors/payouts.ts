@@ -25,14 +25,14 @@ import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
 import type { TimerDef } from '../kernel/timers.js';
-import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
 import { checkClabe, maskClabe } from '../formats/clabe.js';
 import { checkRfc } from '../formats/rfc.js';
-import { numericReferenceFor, operationDateOf, payoutKeyFor, RailUnavailable, trackingKeyFor, type PayoutOrder, type PayoutRail, type RailState } from '../connectors/payout/rail.js';
+import { numericReferenceFor, operationDateOf, payoutKeyFor, trackingKeyFor, type PayoutOrder, type PayoutRail, type RailState } from '../connectors/payout/rail.js';
 import type { SimPayoutRail } from '../connectors/payout/sim.js';
 import { payoutMachine, type PayoutEvent } from '../machines/payout.js';
 import type { SecretBox } from '../kernel/secret-box.js';
 import { payoutReturnedLines, payoutSentLines } from './connect-ledger.js';
+import { OutcomeUnknown, settle, type OutboundCall } from '../kernel/outbound.js';
 
 export const PAYOUT_QUEUE = 'payout';
 /** Polls of an accepted, unsettled order: every minute in its first hour, then every 15 minutes. */
@@ -250,7 +250,7 @@ export class Payouts {
     shape: { payoutId: 'uuid', inboxId: 'uuid?' },
     id: (d) => `payout-${d.payoutId}${d.inboxId ? `-notice-${d.inboxId}` : ''}`,
     shardKey: (d) => d.payoutId,
-    transient: (e) => e instanceof RailUnavailable || e instanceof LockBusy,
+    transient: (e) => e instanceof OutcomeUnknown || e instanceof LockBusy,
     run: (d) => this.execute(d.payoutId, d.inboxId),
   });
 
@@ -258,7 +258,7 @@ export class Payouts {
     kind: 'payout.poll',
     queue: PAYOUT_QUEUE,
     fire: (t) => this.execute(t.entityId),
-    transient: (e) => e instanceof RailUnavailable || e instanceof LockBusy,
+    transient: (e) => e instanceof OutcomeUnknown || e instanceof LockBusy,
   };
 
   constructor(private d: PayoutsDeps) {
@@ -395,43 +395,44 @@ export class Payouts {
   }
 
   /**
+   * The payout's order as an outbound call (kernel/outbound.ts): `send_started_at` (with the
+   * operation date) is the mark; a payout that has it may have reached the rail, so the rail is
+   * asked (status) first and the order is sent only while the payout is `processing` and the rail
+   * never saw it. A notice or a poll is the same call with nothing left to send.
+   */
+  private orderCall(h0: HydratedPayout, inboxId: string | undefined): OutboundCall<HydratedPayout, RailState, unknown> {
+    const railImpl = this.railOf(h0.row);
+    const run = (cmd: PayoutCommand, known: HydratedPayout) => this.d.actor.runLocked<HydratedPayout, PayoutCommand, void, PayoutRow>(this.def, undefined, h0.row.id, cmd, { waitMs: 0, known });
+    const orderOf = (row: PayoutRow) => this.orderOf(row, row.operation_date ?? operationDateOf(row.created_at));
+    return {
+      // The rail calls as client spans (no CLABE, name or amount in attributes: the connector and the payout id only).
+      connector: railImpl.key,
+      op: 'send',
+      lookupOp: 'status',
+      attrs: { 'orquesta.payout_id': h0.row.id },
+      due: (h) => h.row.status === 'processing' || (h.row.status === 'paid' && !!inboxId),
+      started: (h) => !!h.row.send_started_at,
+      // Recorded before the call: from here on, a crash means "ask first".
+      mark: async (h) => ({ ...h, row: await run({ kind: 'send_started', operationDate: operationDateOf(new Date()) }, h) }),
+      send: (h) => railImpl.send(orderOf(h.row)),
+      lookup: (h) => railImpl.status(orderOf(h.row)),
+      // The rail never saw it (the earlier call did not reach it): sending now, with the same key, is safe.
+      resend: (h) => h.row.status === 'processing',
+      record: async (h, state) => ({ status: (await run({ kind: 'rail', state, inboxId }, h)).status }),
+      idle: async (h, why) => {
+        if (inboxId) await run({ kind: 'notice_done', inboxId }, h);
+        return why === 'unseen' ? { skipped: 'the rail does not know the order' } : { skipped: `payout is ${h.row.status}` };
+      },
+    };
+  }
+
+  /**
    * Sends, asks or re-asks the rail, under the payout's lock (worker: the job, a poll timer, a
    * notice). Idempotent: a payout that may have been sent is asked about before anything is sent.
    */
   async execute(payoutId: string, inboxId?: string): Promise<unknown> {
-    return this.d.actor.withLock(this.def, payoutId, 2000, async () => {
-      let h = await this.def.hydrate(this.d.sql, payoutId, undefined, undefined as never);
-      if (!h) return { skipped: 'unknown payout' };
-      const run = (cmd: PayoutCommand, known: HydratedPayout) => this.d.actor.runLocked<HydratedPayout, PayoutCommand, void, PayoutRow>(this.def, undefined, payoutId, cmd, { waitMs: 0, known });
-      const finalState = h.row.status === 'failed' || h.row.status === 'returned';
-      if (finalState || (h.row.status === 'paid' && !inboxId)) {
-        if (inboxId) await run({ kind: 'notice_done', inboxId }, h);
-        return { skipped: `payout is ${h.row.status}` };
-      }
-      const railImpl = this.railOf(h.row);
-      // The rail calls as client spans (no CLABE, name or amount in attributes: the connector and the payout id only).
-      const call = <T>(op: string, fn: () => Promise<T>) => inSpan(`connector ${railImpl.key}.${op}`, { [ATTR.connector]: railImpl.key, 'orquesta.payout_id': payoutId }, fn, { kind: SpanKind.CLIENT });
-      const rail = { send: (o: PayoutOrder) => call('send', () => railImpl.send(o)), status: (o: PayoutOrder) => call('status', () => railImpl.status(o)) };
-      let state: RailState | null;
-      if (h.row.status === 'processing' && !h.row.send_started_at) {
-        // Recorded before the call: from here on, a crash means "ask first".
-        const operationDate = operationDateOf(new Date());
-        const row = await run({ kind: 'send_started', operationDate }, h);
-        h = { ...h, row };
-        state = await rail.send(this.orderOf(row, operationDate));
-      } else {
-        const order = this.orderOf(h.row, h.row.operation_date ?? operationDateOf(h.row.created_at));
-        state = await rail.status(order);
-        // The rail never saw it (the earlier call did not reach it): sending now, with the same key, is safe.
-        if (!state && h.row.status === 'processing') state = await rail.send(order);
-      }
-      if (!state) {
-        if (inboxId) await run({ kind: 'notice_done', inboxId }, h);
-        return { skipped: 'the rail does not know the order' };
-      }
-      const after = await run({ kind: 'rail', state, inboxId }, h);
-      return { status: after.status };
-    });
+    const s = await settle(this.d.actor, this.def, payoutId, (h) => this.orderCall(h, inboxId));
+    return s ? s.result : { skipped: 'unknown payout' };
   }
 
   // ---- evidence from outside ---------------------------------------------------------------------

@@ -30,8 +30,9 @@ import { appendEvent } from '../kernel/outbox.js';
 import type { Principal } from '../kernel/principal.js';
 import type { SecretBox } from '../kernel/secret-box.js';
 import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
-import { AggregatorTimeout, reportDay, type BagAccount, type BagMovement, type ProductInfo, type RechargeAggregator, type RechargeState } from '../connectors/recharge/aggregator.js';
+import { reportDay, type BagAccount, type BagMovement, type ProductInfo, type RechargeAggregator, type RechargeState } from '../connectors/recharge/aggregator.js';
 import { rechargeMachine } from '../machines/recharge.js';
+import { OutcomeUnknown } from '../kernel/outbound.js';
 
 export const RECHARGE_QUEUE = 'recharge';
 export const BAG_READ_EVERY_MS = 15 * 60_000;
@@ -180,7 +181,7 @@ export class Recharges {
     shape: { rechargeId: 'uuid' },
     id: (d) => `recharge-${d.rechargeId}`,
     shardKey: (d) => d.rechargeId,
-    transient: (e) => e instanceof AggregatorTimeout || e instanceof LockBusy,
+    transient: (e) => e instanceof OutcomeUnknown || e instanceof LockBusy,
     run: async (d) => {
       const r = await this.d.actor.withLock(this.def, d.rechargeId, 2000, () => this.resolveLocked(d.rechargeId), true);
       return { status: r.status };
@@ -332,7 +333,7 @@ export class Recharges {
       };
       state = await this.call(r.id, 'send', () => this.d.aggregator.send(order));
     } catch (e) {
-      if (!(e instanceof AggregatorTimeout)) throw e;
+      if (!(e instanceof OutcomeUnknown)) throw e;
       this.d.log.warn('recharge aggregator timed out; the recharge stays pending', { recharge_id: r.id, phone_masked: r.phone_masked });
       return started;
     }

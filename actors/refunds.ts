@@ -22,10 +22,11 @@ import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
-import { ProviderUnavailable, refundKeyFor, type RefundOutcome } from '../connectors/acquirer.js';
+import { refundKeyFor, type RefundOutcome } from '../connectors/acquirer.js';
 import type { Router } from '../connectors/routing.js';
 import { refundMachine, type RefundEffect } from '../machines/refund.js';
 import { randomUUID } from 'node:crypto';
+import { OutcomeUnknown, settle, type OutboundCall } from '../kernel/outbound.js';
 
 export const REFUND_QUEUE = 'refund';
 
@@ -56,6 +57,8 @@ export interface RefundRow extends EntityRow {
   failure_message: string | null;
   requested_by: string;
   approval_id: string | null;
+  /** Set by the step before the provider call (the outbound protocol's mark): from then on, ask first. */
+  send_started_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -65,7 +68,7 @@ interface HydratedRefund extends Hydrated<RefundRow> {
   providerKey: string;
 }
 
-type RefundCommand = { kind: 'provider_outcome'; outcome: RefundOutcome };
+type RefundCommand = { kind: 'send_started' } | { kind: 'provider_outcome'; outcome: RefundOutcome };
 
 const REFUNDABLE = new Set(['captured', 'settled', 'partially_refunded', 'refunded']);
 
@@ -136,6 +139,11 @@ function checkAmount(amount: number, left: number, attemptId: string) {
 export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: StepEnv, settled: (intentId: string, attemptId: string) => JobRequest): Plan<RefundRow> {
   const r = h.row;
   if (r.status !== 'requested') return { result: r };
+  if (cmd.kind === 'send_started') {
+    // The mark of the outbound protocol: no state change, only the time the call may leave from.
+    const updated: RefundRow = { ...r, send_started_at: env.at, updated_at: env.at, version: r.version + 1 };
+    return { set: { send_started_at: env.at, updated_at: env.at }, history: { event: 'send_started' }, result: updated };
+  }
   const o = cmd.outcome;
   const step = machineStep<RefundEffect>(refundMachine, r.status, undefined, { type: o.kind === 'succeeded' ? 'provider.succeeded' : 'provider.failed' });
   const updated: RefundRow = {
@@ -189,7 +197,7 @@ export class Refunds {
     shape: { refundId: 'uuid' },
     id: (d) => `refund-${d.refundId}`,
     shardKey: (d) => d.refundId,
-    transient: (e) => e instanceof ProviderUnavailable || e instanceof LockBusy,
+    transient: (e) => e instanceof OutcomeUnknown || e instanceof LockBusy,
     run: (d) => this.execute(d.refundId),
   });
 
@@ -263,7 +271,7 @@ export class Refunds {
     const row: RefundRow = {
       id: randomUUID(), tenant_id: p.tenantId, livemode: p.livemode, status: initialState(refundMachine),
       version: 0, attempt_id: att.id as string, payment_intent_id: att.payment_intent_id as string, amount_minor: amount, currency: att.currency as string,
-      reason, provider_ref: null, failure_code: null, failure_message: null, requested_by: requestedBy, approval_id: approvalId, created_at: at, updated_at: at,
+      reason, provider_ref: null, failure_code: null, failure_message: null, requested_by: requestedBy, approval_id: approvalId, send_started_at: null, created_at: at, updated_at: at,
     };
     const plan = {
       create: { ...row },
@@ -306,22 +314,46 @@ export class Refunds {
     return refundView(toRefund(rows[0]));
   }
 
+  /**
+   * The refund's provider call as an outbound call (kernel/outbound.ts): `send_started_at` is
+   * committed before the first call; a refund that has it may have reached the provider (a timeout,
+   * a 5xx, a killed worker), so the provider is asked first (lookupRefund) and the refund is sent
+   * only when the provider never saw it. No refund is ever sent twice.
+   */
+  private refundCall(h0: HydratedRefund): OutboundCall<HydratedRefund, RefundOutcome, RefundRow> {
+    const connector = this.d.router.connector(h0.connectorKey);
+    const req = (h: HydratedRefund) => ({
+      idempotencyKey: refundKeyFor(h.row.id),
+      chargeKey: h.providerKey,
+      amountMinor: h.row.amount_minor,
+      currency: h.row.currency,
+      tenantId: h.row.tenant_id,
+      livemode: h.row.livemode,
+    });
+    const step = (h: HydratedRefund, cmd: RefundCommand) =>
+      this.d.actor.runLocked<HydratedRefund, RefundCommand, void, RefundRow>(this.def, undefined, h.row.id, cmd, { waitMs: 0, known: h });
+    return {
+      connector: h0.connectorKey,
+      op: 'refund',
+      attrs: { 'orquesta.refund_id': h0.row.id },
+      due: (h) => h.row.status === 'requested',
+      started: (h) => h.row.send_started_at !== null,
+      mark: async (h) => ({ ...h, row: await step(h, { kind: 'send_started' }) }),
+      send: (h) => connector.refund(req(h)),
+      lookup: async (h) => {
+        const others = await this.d.sql`
+          select provider_ref from refunds where attempt_id = ${h.row.attempt_id} and id <> ${h.row.id} and status = 'succeeded' and provider_ref is not null`;
+        return connector.lookupRefund({ ...req(h), sentAfter: h.row.send_started_at ?? h.row.created_at, claimed: others.map((o) => o.provider_ref as string) });
+      },
+      record: (h, outcome) => step(h, { kind: 'provider_outcome', outcome }),
+      idle: (h) => h.row,
+    };
+  }
+
   /** The provider call and its outcome, under the refund's lock (worker; also inline after an approval). Idempotent. */
   async execute(refundId: string): Promise<RefundRow | undefined> {
-    return this.d.actor.withLock(this.def, refundId, 2000, async () => {
-      const h = await this.def.hydrate(this.d.sql, refundId, undefined);
-      if (!h) return undefined;
-      if (h.row.status !== 'requested') return h.row;
-      const outcome = await this.d.router.connector(h.connectorKey).refund({
-        idempotencyKey: refundKeyFor(refundId),
-        chargeKey: h.providerKey,
-        amountMinor: h.row.amount_minor,
-        currency: h.row.currency,
-        tenantId: h.row.tenant_id,
-        livemode: h.row.livemode,
-      });
-      return this.d.actor.runLocked<HydratedRefund, RefundCommand, void, RefundRow>(this.def, undefined, refundId, { kind: 'provider_outcome', outcome }, { waitMs: 0, known: h });
-    });
+    const s = await settle(this.d.actor, this.def, refundId, (h) => this.refundCall(h));
+    return s?.result;
   }
 
   // ---- four-eyes ---------------------------------------------------------------------------------

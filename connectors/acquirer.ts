@@ -1,6 +1,7 @@
 // The card/push acquirer interface. One file per provider implements it; `sim` is the reference.
-// Declines are values; only transport or contract faults throw (ProviderUnavailable), which means
-// the outcome is unknown and must be settled with retrieve() before anything else happens.
+// Declines are values; only transport or contract faults throw (OutcomeUnknown, kernel/outbound.ts),
+// which means the outcome is unknown and must be settled with retrieve() (a refund: lookupRefund())
+// before anything else happens.
 
 export type PaymentMethod = 'card' | 'spei' | 'codi' | 'oxxo' | 'dimo';
 export const PAYMENT_METHODS: readonly PaymentMethod[] = ['card', 'spei', 'codi', 'oxxo', 'dimo'];
@@ -43,6 +44,24 @@ export interface CallContext {
 
 export type RefundOutcome = { kind: 'succeeded'; providerRef: string } | { kind: 'failed'; code: string; message: string };
 
+/** A refund of part or all of a captured charge (`chargeKey`: the charge's idempotency key). */
+export interface RefundRequest {
+  idempotencyKey: string;
+  chargeKey: string;
+  amountMinor: number;
+  currency: string;
+  tenantId: string;
+  livemode: boolean;
+}
+
+/** What a refund lookup needs besides the refund: what tells this refund from the charge's others. */
+export interface RefundLookup extends RefundRequest {
+  /** When this refund's first send may have left (its send_started_at): a provider refund made before is not this one. */
+  sentAfter: Date;
+  /** The provider refs of the charge's other refunds already recorded: never this one. */
+  claimed: string[];
+}
+
 export type SaveOutcome = { kind: 'saved'; providerRef: string; brand: string; last4: string } | { kind: 'failed'; code: string; message: string };
 
 export interface Acquirer {
@@ -58,16 +77,18 @@ export interface Acquirer {
   retrieve(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome | null>;
   capture(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome>;
   void(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome>;
-  /** Refunds part or all of a captured charge; idempotent on idempotencyKey. */
-  refund(req: { idempotencyKey: string; chargeKey: string; amountMinor: number; currency: string; tenantId: string; livemode: boolean }): Promise<RefundOutcome>;
+  /** Refunds part or all of a captured charge (a repeat of the key is absorbed where the provider allows it). */
+  refund(req: RefundRequest): Promise<RefundOutcome>;
+  /**
+   * What the provider knows of a refund sent before whose answer was lost (a timeout, a 5xx, a
+   * killed worker): its outcome, or null when the provider never saw it (then it may be sent). The
+   * ask-first half of the outbound protocol (kernel/outbound.ts): no refund is ever sent twice.
+   */
+  lookupRefund(req: RefundLookup): Promise<RefundOutcome | null>;
   /** Exchanges a single-use token for a reusable reference (card on file); idempotent on idempotencyKey. */
   saveMethod(req: { idempotencyKey: string; token: string; tenantId: string; livemode: boolean }): Promise<SaveOutcome>;
 }
 
-/** Transport or contract fault: the outcome of the call is unknown. */
-export class ProviderUnavailable extends Error {
-  override name = 'ProviderUnavailable';
-}
 
 /** The provider idempotency key of an attempt: never random (architecture invariant 4). */
 export const providerKeyFor = (attemptId: string) => `orq_att_${attemptId}`;

@@ -3,8 +3,9 @@
 // provider would: a repeated key returns the first outcome and never moves money twice.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
-import { ProviderUnavailable, type Acquirer, type ChargeRequest, type NextAction, type PaymentMethod, type ProviderOutcome, type RefundOutcome, type SaveOutcome } from './acquirer.js';
+import { type Acquirer, type ChargeRequest, type NextAction, type PaymentMethod, type ProviderOutcome, type RefundLookup, type RefundOutcome, type RefundRequest, type SaveOutcome } from './acquirer.js';
 import { makeClabe } from './clabe.js';
+import { OutcomeUnknown } from '../kernel/outbound.js';
 
 const HOURS = 3600_000;
 /** decisions.md §5: expiry 72 h (oxxo), 24 h (spei), 30 min (codi). */
@@ -118,7 +119,7 @@ export class SimAcquirer implements Acquirer {
       returning outcome, (xmax = 0) as inserted`;
     const stored = row.outcome as Stored;
     if (row.inserted && tokenFor(this.key, req.paymentToken) === 'tok_sim_slow') await this.sleep(SLOW_MS);
-    if (row.inserted && stored.firstCallFails) throw new ProviderUnavailable('sim provider answered HTTP 500 (outcome unknown until retrieved)');
+    if (row.inserted && stored.firstCallFails) throw new OutcomeUnknown('provider_error', 'sim provider answered HTTP 500 (outcome unknown until retrieved)');
     return strip(stored);
   }
 
@@ -139,7 +140,7 @@ export class SimAcquirer implements Acquirer {
        returning outcome`;
     if (!rows.length) {
       const known = await this.retrieve(idempotencyKey);
-      if (!known) throw new ProviderUnavailable(`sim: no charge with key ${idempotencyKey} to capture`);
+      if (!known) throw new OutcomeUnknown('unreachable', `sim: no charge with key ${idempotencyKey} to capture`);
       return known;
     }
     return rows[0].outcome as ProviderOutcome;
@@ -152,11 +153,11 @@ export class SimAcquirer implements Acquirer {
        where idempotency_key = ${idempotencyKey} and outcome->>'kind' in ('authorized', 'action_required', 'voided')
        returning outcome`;
     const known = rows.length ? (rows[0].outcome as ProviderOutcome) : await this.retrieve(idempotencyKey);
-    if (!known) throw new ProviderUnavailable(`sim: no charge with key ${idempotencyKey} to void`);
+    if (!known) throw new OutcomeUnknown('unreachable', `sim: no charge with key ${idempotencyKey} to void`);
     return known;
   }
 
-  async refund(req: { idempotencyKey: string; chargeKey: string; amountMinor: number; currency: string; tenantId: string; livemode: boolean }): Promise<RefundOutcome> {
+  async refund(req: RefundRequest): Promise<RefundOutcome> {
     const providerRef = `sim_re_${randomBytes(10).toString('hex')}`;
     // Test-mode rule (ours): a refund whose cents are 98 is declined by the provider.
     const outcome: RefundOutcome =
@@ -168,6 +169,13 @@ export class SimAcquirer implements Acquirer {
       on conflict (idempotency_key) do update set calls = sim_provider_calls.calls + 1, updated_at = now()
       returning outcome`;
     return row.outcome as RefundOutcome;
+  }
+
+  /** The sim's book has every refund under its key: the outcome it gave, or null when it never saw the key. */
+  async lookupRefund(req: RefundLookup): Promise<RefundOutcome | null> {
+    const rows = await this.sql`
+      update sim_provider_calls set retrievals = retrievals + 1 where idempotency_key = ${req.idempotencyKey} and kind = 'refund' returning outcome`;
+    return rows.length ? (rows[0].outcome as RefundOutcome) : null;
   }
 
   async saveMethod(req: { idempotencyKey: string; token: string; tenantId: string; livemode: boolean }): Promise<SaveOutcome> {

@@ -182,6 +182,11 @@ const isFence = (e: unknown) => (e as { code?: string })?.code === 'OQ409';
 export class EntityActor {
   constructor(private d: EntityActorDeps) {}
 
+  /** The pool steps commit with (hydrates read from it). */
+  get sql(): Sql {
+    return this.d.sql;
+  }
+
   /** Runs a command: lock, then the step (retrying from fresh state when fenced). */
   async run<H extends Hydrated, C, P, R = unknown>(def: EntityDef<H, C, P>, scope: Scope | undefined, id: string, cmd: C, opts: RunOptions & { worker?: boolean }): Promise<R> {
     return this.withLock(def, id, opts.waitMs, () => this.runLocked<H, C, P, R>(def, scope, id, cmd, opts), opts.worker);

@@ -112,7 +112,18 @@ t.test('payment intent: action required sets the expiry timer on the tenant cloc
 
 const refund = (over: Partial<RefundRow> = {}): RefundRow => ({
   id: 'dddddddd-dddd-4ddd-8ddd-dddddddddddd', tenant_id: T, livemode: false, status: 'requested', version: 0, attempt_id: attempt().id, payment_intent_id: intent().id,
-  amount_minor: 3000, currency: 'MXN', reason: null, provider_ref: null, failure_code: null, failure_message: null, requested_by: 'k', approval_id: null, created_at: at, updated_at: at, ...over,
+  amount_minor: 3000, currency: 'MXN', reason: null, provider_ref: null, failure_code: null, failure_message: null, requested_by: 'k', approval_id: null, send_started_at: null, created_at: at, updated_at: at, ...over,
+});
+
+t.test('refund: the mark of the outbound protocol (send_started) records the time and changes no status', async (t) => {
+  const settled = (i: string, a: string) => jobRequest({ ...probe, name: 'settle' }, { intentId: i, attemptId: a });
+  const e = env();
+  const p = planRefundOutcome({ row: refund(), clockOffsetMs: 0, connectorKey: 'sim', providerKey: 'k' }, { kind: 'send_started' }, e, settled);
+  t.same(p.set, { send_started_at: e.at, updated_at: e.at });
+  t.equal(p.history?.event, 'send_started');
+  t.notOk(p.events?.length || p.ledger?.length || p.jobs?.length, 'no event, no entry, no job');
+  const done = planRefundOutcome({ row: refund({ status: 'succeeded' }), clockOffsetMs: 0, connectorKey: 'sim', providerKey: 'k' }, { kind: 'send_started' }, e, settled);
+  t.notOk(done.set, 'a settled refund is never marked again');
 });
 
 t.test('refund: success posts the ledger entry, emits refund.succeeded without null fields, and asks the intent actor to move the attempt', async (t) => {

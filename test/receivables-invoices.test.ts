@@ -4,9 +4,9 @@
 // a job that dies after the PAC stamped (the worker killed mid-way) stamps nothing twice.
 import t from 'tap';
 import { startTestApp, type TestApp, until } from './helpers/app.js';
-import { PacFault } from '../connectors/pac/pac.js';
 import type { Pac } from '../connectors/pac/pac.js';
 import { base, payWithCard, payWithSpei } from './helpers/receivables.js';
+import { OutcomeUnknown } from '../kernel/outbound.js';
 
 let a: TestApp;
 let ten: Awaited<ReturnType<TestApp['newTenant']>>;
@@ -66,7 +66,7 @@ t.test('paid with fiscal fields: a PUE CFDI for the charge is stamped automatica
 t.test('a PAC that does not answer: retried, visible on the receivable, stamped once it answers', async (t) => {
   let down = true;
   const calls = patchStamp(t, (orig) => async (req) => {
-    if (down) throw new PacFault('unreachable', 'simulated: the PAC did not answer (test)');
+    if (down) throw new OutcomeUnknown('unreachable', 'simulated: the PAC did not answer (test)');
     return orig(req);
   });
   const r = (await create(base({ ...fiscal, amount_minor: 23_200 }))).body;

@@ -19,15 +19,12 @@ export interface BillOrder {
 
 export type BillState = { state: 'paid'; providerRef: string } | { state: 'failed'; providerRef: string; reason: string };
 
-/** The aggregator did not answer (network, timeout): the payment's fate is unknown; ask later. */
-export class BillerUnavailable extends Error {
-  override name = 'BillerUnavailable';
-}
 
 export interface BillerGateway {
   readonly key: string;
   /** The account behind a reference, or null when the biller knows none. */
   inquire(billerCode: string, reference: string): Promise<BillInquiry | null>;
+  /** Throws OutcomeUnknown (kernel/outbound.ts) when the aggregator did not answer: ask status() later. */
   pay(order: BillOrder): Promise<BillState>;
   /** What became of a payment key, or null when the aggregator never saw it. */
   status(key: string): Promise<BillState | null>;

@@ -6,8 +6,22 @@
 // `GET /orders?search=<key>` (matching metadata exactly). Decline codes are mapped exhaustively:
 // a code not in the tables below is `unmapped_decline` (hard) and fails the adapter tests.
 import { createVerify } from 'node:crypto';
-import { ProviderUnavailable, type Acquirer, type CallContext, type ChargeRequest, type PaymentMethod, type ProviderOutcome, type RefundOutcome, type SaveOutcome } from '../acquirer.js';
+import { type Acquirer, type CallContext, type ChargeRequest, type PaymentMethod, type ProviderOutcome, type RefundLookup, type RefundOutcome, type RefundRequest, type SaveOutcome } from '../acquirer.js';
 import { callJson, faultIf5xx, isObj, malformed, type CredentialsFor, type HttpOptions, type JsonAnswer, type KeyBook } from './http.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
+
+/** How far Conekta's clock may be behind ours when a lost refund is looked for by its time. */
+const REFUND_CLOCK_SKEW_S = 300;
+
+/** The refunds of an order's charge, oldest first: id, amount (positive cents), created_at (unix s) when given. */
+function refundsOf(order: Record<string, unknown>): Array<{ id: string; amount: number; createdAt?: number }> {
+  const ch = isObj(order.charges) && Array.isArray(order.charges.data) ? order.charges.data[0] : undefined;
+  const list = isObj(ch) && isObj(ch.refunds) && Array.isArray(ch.refunds.data) ? (ch.refunds.data as unknown[]) : [];
+  return list
+    .filter((r): r is Record<string, unknown> => isObj(r) && typeof r.id === 'string' && typeof r.amount === 'number')
+    .map((r) => ({ id: r.id as string, amount: Math.abs(r.amount as number), ...(typeof r.created_at === 'number' ? { createdAt: r.created_at } : {}) }))
+    .sort((x, y) => (x.createdAt ?? 0) - (y.createdAt ?? 0));
+}
 
 export const CONEKTA_ACCEPT = 'application/vnd.conekta-v2.2.0+json';
 
@@ -107,7 +121,7 @@ export class ConektaAcquirer implements Acquirer {
       case 'pending_payment': {
         const next = isObj(order.next_action) && isObj(order.next_action.redirect_to_url) ? order.next_action.redirect_to_url.url : undefined;
         if (typeof next === 'string') return { kind: 'action_required', providerRef, nextAction: { type: 'redirect', redirect_url: next } };
-        throw new ProviderUnavailable('Conekta: order pending without an action (ask again later)');
+        throw new OutcomeUnknown('unreachable', 'Conekta: order pending without an action (ask again later)');
       }
       default:
         return malformed(`charge status ${String(ch.status)}`);
@@ -162,9 +176,9 @@ export class ConektaAcquirer implements Acquirer {
   }
 
   async retrieve(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome | null> {
-    if (!ctx) throw new ProviderUnavailable('Conekta retrieve needs the tenant');
+    if (!ctx) throw new OutcomeUnknown('not_ready', 'Conekta retrieve needs the tenant');
     const headers = await this.auth(ctx.tenantId, ctx.livemode);
-    if (!headers) throw new ProviderUnavailable('No Conekta credentials to ask with');
+    if (!headers) throw new OutcomeUnknown('not_ready', 'No Conekta credentials to ask with');
     const id = await this.orderIdFor(idempotencyKey, headers);
     if (!id) return null;
     const a = await callJson(this.o, 'GET', `/orders/${encodeURIComponent(id)}`, headers);
@@ -175,11 +189,11 @@ export class ConektaAcquirer implements Acquirer {
   }
 
   async capture(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome> {
-    if (!ctx) throw new ProviderUnavailable('Conekta capture needs the tenant and amount');
+    if (!ctx) throw new OutcomeUnknown('not_ready', 'Conekta capture needs the tenant and amount');
     const headers = await this.auth(ctx.tenantId, ctx.livemode);
-    if (!headers) throw new ProviderUnavailable('No Conekta credentials');
+    if (!headers) throw new OutcomeUnknown('not_ready', 'No Conekta credentials');
     const id = await this.orderIdFor(idempotencyKey, headers);
-    if (!id) throw new ProviderUnavailable(`Conekta: no order for ${idempotencyKey} to capture`);
+    if (!id) throw new OutcomeUnknown('unreachable', `Conekta: no order for ${idempotencyKey} to capture`);
     const a = await callJson(this.o, 'POST', `/orders/${encodeURIComponent(id)}/capture`, headers, { amount: ctx.amountMinor });
     // 428: not capturable any more (already captured or canceled): the order says what it is.
     if (a.status === 428) return (await this.retrieve(idempotencyKey, ctx)) ?? malformed('capture refused for an unknown order');
@@ -187,23 +201,25 @@ export class ConektaAcquirer implements Acquirer {
   }
 
   async void(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome> {
-    if (!ctx) throw new ProviderUnavailable('Conekta cancel needs the tenant');
+    if (!ctx) throw new OutcomeUnknown('not_ready', 'Conekta cancel needs the tenant');
     const headers = await this.auth(ctx.tenantId, ctx.livemode);
-    if (!headers) throw new ProviderUnavailable('No Conekta credentials');
+    if (!headers) throw new OutcomeUnknown('not_ready', 'No Conekta credentials');
     const id = await this.orderIdFor(idempotencyKey, headers);
-    if (!id) throw new ProviderUnavailable(`Conekta: no order for ${idempotencyKey} to cancel`);
+    if (!id) throw new OutcomeUnknown('unreachable', `Conekta: no order for ${idempotencyKey} to cancel`);
     const a = await callJson(this.o, 'POST', `/orders/${encodeURIComponent(id)}/cancel`, headers, {});
     if (a.status === 428) return (await this.retrieve(idempotencyKey, ctx)) ?? malformed('cancel refused for an unknown order');
     return this.answerToOutcome(a);
   }
 
-  async refund(req: { idempotencyKey: string; chargeKey: string; amountMinor: number; currency: string; tenantId: string; livemode: boolean }): Promise<RefundOutcome> {
+  async refund(req: RefundRequest): Promise<RefundOutcome> {
     const done = await this.o.book.get(this.key, req.idempotencyKey);
     if (done) return { kind: 'succeeded', providerRef: done };
     const headers = await this.auth(req.tenantId, req.livemode);
     if (!headers) return { kind: 'failed', code: 'invalid_credentials', message: 'No Conekta credentials are stored for this tenant and mode.' };
     const id = await this.orderIdFor(req.chargeKey, headers);
     if (!id) return { kind: 'failed', code: 'charge_not_found', message: 'Conekta does not know the charge.' };
+    // Conekta allows several partial refunds of an order and has no idempotency key: a resend would
+    // refund again. The caller asks lookupRefund first whenever this call may have left before.
     const a = await callJson(this.o, 'POST', `/orders/${encodeURIComponent(id)}/refunds`, headers, { amount: req.amountMinor, reason: 'requested_by_client' });
     faultIf5xx(a, 'Conekta refund');
     if (a.status !== 200) {
@@ -211,9 +227,34 @@ export class ConektaAcquirer implements Acquirer {
       return { kind: 'failed', code: m?.code ?? 'refund_declined', message: m?.message ?? `Conekta answered HTTP ${a.status}` };
     }
     if (!isObj(a.json) || typeof a.json.id !== 'string') malformed('refund answer without the order');
-    const ref = `${a.json.id}:refund:${req.idempotencyKey}`;
+    // The refund is the newest of the order's refunds of this amount (Conekta lists them on the charge).
+    const mine = refundsOf(a.json).filter((r) => r.amount === req.amountMinor).pop();
+    const ref = mine?.id ?? `${a.json.id}:refund:${req.idempotencyKey}`;
     await this.o.book.put(this.key, req.idempotencyKey, ref, req.tenantId, req.livemode);
     return { kind: 'succeeded', providerRef: ref };
+  }
+
+  /**
+   * A refund whose answer was lost: Conekta keeps no key of ours on a refund, so the order's refunds
+   * are read and this one is the oldest refund of its amount made since its first send that no
+   * other refund of ours recorded (docs/routing.md: refunds, [U] for `created_at` on refunds).
+   */
+  async lookupRefund(req: RefundLookup): Promise<RefundOutcome | null> {
+    const done = await this.o.book.get(this.key, req.idempotencyKey);
+    if (done) return { kind: 'succeeded', providerRef: done };
+    const headers = await this.auth(req.tenantId, req.livemode);
+    if (!headers) throw new OutcomeUnknown('not_ready', 'No Conekta credentials to ask with');
+    const id = await this.orderIdFor(req.chargeKey, headers);
+    if (!id) return null;
+    const a = await callJson(this.o, 'GET', `/orders/${encodeURIComponent(id)}`, headers);
+    faultIf5xx(a, 'Conekta order read');
+    if (a.status === 404) return null;
+    if (a.status !== 200 || !isObj(a.json)) malformed(`order read answered HTTP ${a.status}`);
+    const since = Math.floor(req.sentAfter.getTime() / 1000) - REFUND_CLOCK_SKEW_S;
+    const hit = refundsOf(a.json).find((r) => r.amount === req.amountMinor && !req.claimed.includes(r.id) && (r.createdAt === undefined || r.createdAt >= since));
+    if (!hit) return null;
+    await this.o.book.put(this.key, req.idempotencyKey, hit.id, req.tenantId, req.livemode);
+    return { kind: 'succeeded', providerRef: hit.id };
   }
 
   async saveMethod(): Promise<SaveOutcome> {

@@ -1,7 +1,7 @@
 // The JSON-over-HTTPS call every card adapter makes: a deadline, no redirects. No answer (network
 // error, timeout) is a fault (the outcome is unknown); every status comes back with its body (parsed
 // when it is JSON) for the adapter to read (a 5xx is a fault unless the provider documents it).
-import { ProviderUnavailable } from '../acquirer.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 export interface JsonAnswer {
   status: number;
@@ -28,7 +28,7 @@ export async function callJson(o: HttpOptions, method: 'GET' | 'POST' | 'PUT', p
     });
     text = await res.text();
   } catch (e) {
-    throw new ProviderUnavailable(`${method} ${path}: no answer (${(e as Error).name === 'TimeoutError' ? `timeout after ${o.timeoutMs} ms` : (e as Error).message})`);
+    throw new OutcomeUnknown('unreachable', `${method} ${path}: no answer (${(e as Error).name === 'TimeoutError' ? `timeout after ${o.timeoutMs} ms` : (e as Error).message})`);
   }
   let json: unknown = undefined;
   try {
@@ -41,12 +41,12 @@ export async function callJson(o: HttpOptions, method: 'GET' | 'POST' | 'PUT', p
 
 /** A 5xx: the provider failed; whether it charged is unknown. */
 export function faultIf5xx(a: JsonAnswer, what: string): void {
-  if (a.status >= 500) throw new ProviderUnavailable(`${what}: HTTP ${a.status}`);
+  if (a.status >= 500) throw new OutcomeUnknown('provider_error', `${what}: HTTP ${a.status}`);
 }
 
 /** A malformed answer (not the documented shape): the outcome is unknown. */
 export function malformed(what: string): never {
-  throw new ProviderUnavailable(`malformed answer: ${what}`);
+  throw new OutcomeUnknown('bad_response', `malformed answer: ${what}`);
 }
 
 export const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -4,8 +4,9 @@
 // Openpay's own: `order_id` (our key) is unique per merchant and a repeat answers 1006/409, after
 // which the adapter reads the existing charge (`GET …/charges?order_id=`, [U] filter: docs/routing.md).
 // Error codes are mapped exhaustively: one not in OPENPAY_CODES is `unmapped_decline` (hard).
-import { ProviderUnavailable, type Acquirer, type CallContext, type ChargeRequest, type PaymentMethod, type ProviderOutcome, type RefundOutcome, type SaveOutcome } from '../acquirer.js';
+import { type Acquirer, type CallContext, type ChargeRequest, type PaymentMethod, type ProviderOutcome, type RefundLookup, type RefundOutcome, type RefundRequest, type SaveOutcome } from '../acquirer.js';
 import { callJson, faultIf5xx, isObj, malformed, type CredentialsFor, type HttpOptions, type JsonAnswer, type KeyBook } from './http.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 type Mapped = { kind: 'hard_decline' | 'soft_decline' | 'fault' | 'duplicate'; code: string };
 const hard = (code: string): Mapped => ({ kind: 'hard_decline', code });
@@ -101,7 +102,7 @@ export class OpenpayAcquirer implements Acquirer {
     }
     const m = mapOpenpayError(a.json);
     if (m.kind === 'duplicate') return onDuplicate();
-    if (m.kind === 'fault') throw new ProviderUnavailable(`Openpay ${String(a.json.error_code)}: ${m.message}`);
+    if (m.kind === 'fault') throw new OutcomeUnknown('unreachable', `Openpay ${String(a.json.error_code)}: ${m.message}`);
     return { kind: m.kind, code: m.code, message: m.message };
   }
 
@@ -123,7 +124,7 @@ export class OpenpayAcquirer implements Acquirer {
     const outcome = await this.answer(a, async () => {
       // The order_id was charged before (our earlier call got no answer): its charge is the outcome.
       const known = await this.retrieve(req.idempotencyKey, req);
-      if (!known) throw new ProviderUnavailable('Openpay says the order was processed but does not list it yet');
+      if (!known) throw new OutcomeUnknown('unreachable', 'Openpay says the order was processed but does not list it yet');
       return known;
     });
     if ('providerRef' in outcome && outcome.providerRef) await this.o.book.put(this.key, req.idempotencyKey, outcome.providerRef, req.tenantId, req.livemode);
@@ -141,9 +142,9 @@ export class OpenpayAcquirer implements Acquirer {
   }
 
   async retrieve(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome | null> {
-    if (!ctx) throw new ProviderUnavailable('Openpay retrieve needs the tenant');
+    if (!ctx) throw new OutcomeUnknown('not_ready', 'Openpay retrieve needs the tenant');
     const au = await this.auth(ctx.tenantId, ctx.livemode);
-    if (!au) throw new ProviderUnavailable('No Openpay credentials to ask with');
+    if (!au) throw new OutcomeUnknown('not_ready', 'No Openpay credentials to ask with');
     const id = await this.chargeIdFor(idempotencyKey, au);
     if (!id) return null;
     const a = await callJson(au.http, 'GET', `${au.base}/charges/${encodeURIComponent(id)}`, au.headers);
@@ -154,11 +155,11 @@ export class OpenpayAcquirer implements Acquirer {
   }
 
   async capture(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome> {
-    if (!ctx) throw new ProviderUnavailable('Openpay capture needs the tenant');
+    if (!ctx) throw new OutcomeUnknown('not_ready', 'Openpay capture needs the tenant');
     const au = await this.auth(ctx.tenantId, ctx.livemode);
-    if (!au) throw new ProviderUnavailable('No Openpay credentials');
+    if (!au) throw new OutcomeUnknown('not_ready', 'No Openpay credentials');
     const id = await this.chargeIdFor(idempotencyKey, au);
-    if (!id) throw new ProviderUnavailable(`Openpay: no charge for ${idempotencyKey} to capture`);
+    if (!id) throw new OutcomeUnknown('unreachable', `Openpay: no charge for ${idempotencyKey} to capture`);
     const a = await callJson(au.http, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/capture`, au.headers, ctx.amountMinor ? { amount: pesos(ctx.amountMinor) } : {});
     // 1003: not capturable (already captured or cancelled): the charge says what it is.
     if (a.status === 422) return (await this.retrieve(idempotencyKey, ctx)) ?? malformed('capture refused for an unknown charge');
@@ -167,16 +168,16 @@ export class OpenpayAcquirer implements Acquirer {
 
   async void(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome> {
     // A pre-authorization is released by refunding it ([U]: docs/routing.md).
-    if (!ctx) throw new ProviderUnavailable('Openpay void needs the tenant');
+    if (!ctx) throw new OutcomeUnknown('not_ready', 'Openpay void needs the tenant');
     const au = await this.auth(ctx.tenantId, ctx.livemode);
-    if (!au) throw new ProviderUnavailable('No Openpay credentials');
+    if (!au) throw new OutcomeUnknown('not_ready', 'No Openpay credentials');
     const id = await this.chargeIdFor(idempotencyKey, au);
-    if (!id) throw new ProviderUnavailable(`Openpay: no charge for ${idempotencyKey} to void`);
+    if (!id) throw new OutcomeUnknown('unreachable', `Openpay: no charge for ${idempotencyKey} to void`);
     const a = await callJson(au.http, 'POST', `${au.base}/charges/${encodeURIComponent(id)}/refund`, au.headers, { description: 'void' });
     return this.answer(a, async () => (await this.retrieve(idempotencyKey, ctx)) ?? malformed('void of an unknown charge'));
   }
 
-  async refund(req: { idempotencyKey: string; chargeKey: string; amountMinor: number; currency: string; tenantId: string; livemode: boolean }): Promise<RefundOutcome> {
+  async refund(req: RefundRequest): Promise<RefundOutcome> {
     const done = await this.o.book.get(this.key, req.idempotencyKey);
     if (done) return { kind: 'succeeded', providerRef: done };
     const au = await this.auth(req.tenantId, req.livemode);
@@ -187,13 +188,39 @@ export class OpenpayAcquirer implements Acquirer {
     if (a.status !== 200) {
       faultIf5xx(a, 'Openpay refund');
       const m = isObj(a.json) ? mapOpenpayError(a.json) : undefined;
-      if (m?.kind === 'fault') throw new ProviderUnavailable(m.message);
+      if (m?.kind === 'fault') throw new OutcomeUnknown('unreachable', m.message);
       return { kind: 'failed', code: m?.code ?? 'refund_declined', message: m?.message ?? `Openpay answered HTTP ${a.status}` };
     }
     if (!isObj(a.json)) malformed('refund answer');
     const refund = isObj(a.json.refund) && typeof a.json.refund.id === 'string' ? a.json.refund.id : `${id}:refund:${req.idempotencyKey}`;
     await this.o.book.put(this.key, req.idempotencyKey, refund, req.tenantId, req.livemode);
     return { kind: 'succeeded', providerRef: refund };
+  }
+
+  /**
+   * A refund whose answer was lost: Openpay keeps one refund per charge, with our key as its
+   * `description`; the charge is read and its refund is this one unless another refund of ours
+   * recorded it or it names another key. (A resend instead would be refused, 1003, and a refund
+   * that succeeded recorded failed.)
+   */
+  async lookupRefund(req: RefundLookup): Promise<RefundOutcome | null> {
+    const done = await this.o.book.get(this.key, req.idempotencyKey);
+    if (done) return { kind: 'succeeded', providerRef: done };
+    const au = await this.auth(req.tenantId, req.livemode);
+    if (!au) throw new OutcomeUnknown('not_ready', 'No Openpay credentials to ask with');
+    const id = await this.chargeIdFor(req.chargeKey, au);
+    if (!id) return null;
+    const a = await callJson(au.http, 'GET', `${au.base}/charges/${encodeURIComponent(id)}`, au.headers);
+    faultIf5xx(a, 'Openpay charge read');
+    if (a.status === 404) return null;
+    if (a.status !== 200 || !isObj(a.json)) malformed(`charge read answered HTTP ${a.status}`);
+    const r = a.json.refund;
+    if (!isObj(r) || typeof r.id !== 'string') return null;
+    if (req.claimed.includes(r.id) || (typeof r.description === 'string' && r.description !== req.idempotencyKey)) return null;
+    if (r.status === 'failed') return { kind: 'failed', code: 'refund_declined', message: 'Openpay shows the refund failed.' };
+    if (typeof r.status === 'string' && r.status !== 'completed') throw new OutcomeUnknown('not_ready', `Openpay shows the refund ${r.id} ${r.status}: ask again later`);
+    await this.o.book.put(this.key, req.idempotencyKey, r.id, req.tenantId, req.livemode);
+    return { kind: 'succeeded', providerRef: r.id };
   }
 
   async saveMethod(): Promise<SaveOutcome> {

@@ -4,7 +4,8 @@
 import { XMLParser } from 'fast-xml-parser';
 import { escapeAttr, parseXml, type XmlElement } from '../../formats/cfdi/xml.js';
 import { buscarTimbre, leerTimbre, UUID_RE } from '../../formats/cfdi/tfd.js';
-import { PacFault, type CancelOutcome, type StampOutcome } from './pac.js';
+import { type CancelOutcome, type StampOutcome } from './pac.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 const SOAP_ENV = 'http://schemas.xmlsoap.org/soap/envelope/';
 export const FINKOK_NS = { stamp: 'http://facturacion.finkok.com/stamp', cancel: 'http://facturacion.finkok.com/cancel' } as const;
@@ -74,7 +75,7 @@ export function parseSoap(text: string): SoapNode {
   try {
     doc = soapParser.parse(text, true);
   } catch (e) {
-    throw new PacFault('bad_response', `Finkok answered malformed XML: ${(e as Error).message}`);
+    throw new OutcomeUnknown('bad_response', `Finkok answered malformed XML: ${(e as Error).message}`);
   }
   const conv = (n: Record<string, unknown>): SoapNode | null => {
     const name = Object.keys(n).find((k) => k !== ':@');
@@ -95,7 +96,7 @@ export function parseSoap(text: string): SoapNode {
     const r = conv(n);
     if (r) return r;
   }
-  throw new PacFault('bad_response', 'Finkok answered an empty document');
+  throw new OutcomeUnknown('bad_response', 'Finkok answered an empty document');
 }
 
 const find = (n: SoapNode | undefined, name: string): SoapNode | undefined => n?.children.find((c) => c.name === name);
@@ -108,16 +109,16 @@ const findDeep = (n: SoapNode, name: string): SoapNode | undefined => {
   return undefined;
 };
 
-/** The `<op>Result` inside the SOAP body, or a PacFault (SOAP fault = the service failed: retry). */
+/** The `<op>Result` inside the SOAP body, or an OutcomeUnknown (SOAP fault = the service failed: retry). */
 function result(text: string, op: string): SoapNode {
   const root = parseSoap(text);
-  if (root.name !== 'Envelope') throw new PacFault('bad_response', `Finkok answered <${root.name}>, not a SOAP envelope`);
+  if (root.name !== 'Envelope') throw new OutcomeUnknown('bad_response', `Finkok answered <${root.name}>, not a SOAP envelope`);
   const body = find(root, 'Body');
-  if (!body) throw new PacFault('bad_response', 'Finkok answered a SOAP envelope without Body');
+  if (!body) throw new OutcomeUnknown('bad_response', 'Finkok answered a SOAP envelope without Body');
   const fault = find(body, 'Fault');
-  if (fault) throw new PacFault('unreachable', `Finkok SOAP fault: ${find(fault, 'faultstring')?.text ?? 'no faultstring'} (retry with the same key)`);
+  if (fault) throw new OutcomeUnknown('unreachable', `Finkok SOAP fault: ${find(fault, 'faultstring')?.text ?? 'no faultstring'} (retry with the same key)`);
   const r = findDeep(body, `${op}Result`);
-  if (!r) throw new PacFault('bad_response', `Finkok answer has no ${op}Result`);
+  if (!r) throw new OutcomeUnknown('bad_response', `Finkok answer has no ${op}Result`);
   return r;
 }
 
@@ -149,28 +150,28 @@ export function readStampAnswer(text: string, op: 'stamp' | 'stamped'): StampRea
   if (!uuid && !xml) {
     if (!inc.length) {
       const fault = find(r, 'faultstring')?.text;
-      if (fault) throw new PacFault('unreachable', `Finkok fault: ${fault}`);
-      throw new PacFault('no_uuid', 'Finkok answered without UUID, stamped XML or incidence');
+      if (fault) throw new OutcomeUnknown('unreachable', `Finkok fault: ${fault}`);
+      throw new OutcomeUnknown('no_uuid', 'Finkok answered without UUID, stamped XML or incidence');
     }
     const first = inc[0]!;
     const cls = STAMP_INCIDENCE[first.codigo];
     if (cls === 'duplicate') return { kind: 'duplicate' };
-    if (cls === 'retry') throw new PacFault('unreachable', `Finkok ${first.codigo}: ${first.mensaje} (retry with the same key)`);
+    if (cls === 'retry') throw new OutcomeUnknown('unreachable', `Finkok ${first.codigo}: ${first.mensaje} (retry with the same key)`);
     return { kind: 'rejected', code: first.codigo, message: inc.map((i) => `${i.codigo} ${i.mensaje}`).join('; ') };
   }
-  if (!uuid) throw new PacFault('no_uuid', 'Finkok returned a stamped XML without UUID');
-  if (!UUID_RE.test(uuid)) throw new PacFault('bad_response', `Finkok UUID "${uuid}" is not a UUID`);
-  if (!xml) throw new PacFault('bad_response', `Finkok returned UUID ${uuid} without the stamped XML`);
+  if (!uuid) throw new OutcomeUnknown('no_uuid', 'Finkok returned a stamped XML without UUID');
+  if (!UUID_RE.test(uuid)) throw new OutcomeUnknown('bad_response', `Finkok UUID "${uuid}" is not a UUID`);
+  if (!xml) throw new OutcomeUnknown('bad_response', `Finkok returned UUID ${uuid} without the stamped XML`);
   let doc: XmlElement;
   try {
     doc = parseXml(xml);
   } catch (e) {
-    throw new PacFault('bad_response', `Finkok's stamped XML is malformed: ${(e as Error).message}`);
+    throw new OutcomeUnknown('bad_response', `Finkok's stamped XML is malformed: ${(e as Error).message}`);
   }
   const tfd = buscarTimbre(doc);
   const t = leerTimbre(doc);
-  if (!tfd || !t) throw new PacFault('bad_response', 'Finkok stamped XML carries no TimbreFiscalDigital');
-  if (t.uuid.toUpperCase() !== uuid.toUpperCase()) throw new PacFault('bad_response', `Finkok UUID ${uuid} differs from its TimbreFiscalDigital's ${t.uuid}`);
+  if (!tfd || !t) throw new OutcomeUnknown('bad_response', 'Finkok stamped XML carries no TimbreFiscalDigital');
+  if (t.uuid.toUpperCase() !== uuid.toUpperCase()) throw new OutcomeUnknown('bad_response', `Finkok UUID ${uuid} differs from its TimbreFiscalDigital's ${t.uuid}`);
   return { kind: 'stamped', uuid: uuid.toUpperCase(), xml, fechaTimbrado: t.fechaTimbrado, noCertificadoSat: t.noCertificadoSat, selloSat: t.selloSat, rfcProvCertif: t.rfcProvCertif };
 }
 
@@ -183,13 +184,13 @@ export function readCancelAnswer(text: string, uuid: string): CancelOutcome {
   if (!folio) {
     const cod = (find(r, 'CodEstatus')?.text ?? '').trim();
     const cls = CANCEL_REQUEST_STATUS[cod] ?? CANCEL_REQUEST_STATUS[cod.slice(0, 3)];
-    if (cls === 'retry') throw new PacFault('unreachable', `Finkok cancel ${cod} (retry later)`);
+    if (cls === 'retry') throw new OutcomeUnknown('unreachable', `Finkok cancel ${cod} (retry later)`);
     if (cls === 'rejected' || cod) return { kind: 'rejected', code: cod, message: `Finkok refused the cancellation: ${cod}` };
-    throw new PacFault('bad_response', `Finkok cancel answer has no folio ${uuid} and no CodEstatus`);
+    throw new OutcomeUnknown('bad_response', `Finkok cancel answer has no folio ${uuid} and no CodEstatus`);
   }
   const estatus = (find(folio, 'EstatusUUID')?.text ?? '').trim();
   const cls = CANCEL_FOLIO_STATUS[estatus];
-  if (!cls) throw new PacFault('bad_response', `unknown EstatusUUID "${estatus}" for ${uuid}`);
+  if (!cls) throw new OutcomeUnknown('bad_response', `unknown EstatusUUID "${estatus}" for ${uuid}`);
   if (cls === 'rejected') return { kind: 'rejected', code: estatus, message: `SAT/Finkok refused cancelling ${uuid}: EstatusUUID ${estatus}` };
   const est = (find(folio, 'EstatusCancelacion')?.text ?? '').trim().toLowerCase();
   // "Cancelado sin aceptación" (or "Cancelado") is final; "En proceso"/empty waits for the receptor or SAT.

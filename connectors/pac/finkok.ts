@@ -6,7 +6,8 @@ import { request } from 'undici';
 import { firmarCancelacion } from '../../formats/cfdi/cancelacion.js';
 import { fechaLocal } from '../../formats/cfdi/comprobante.js';
 import { FINKOK_UNCONFIRMED, cancelEnvelope, readCancelAnswer, readStampAnswer, stampEnvelope } from './finkok-mapping.js';
-import { PacFault, type CancelOutcome, type CancelRequest, type Pac, type StampOutcome, type StampRequest, type Stamped } from './pac.js';
+import { type CancelOutcome, type CancelRequest, type Pac, type StampOutcome, type StampRequest, type Stamped } from './pac.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 export interface FinkokOptions {
   /** Base URL (FINKOK_HOSTS.production or .demo; a loopback fake in tests). */
@@ -36,17 +37,17 @@ export class FinkokPac implements Pac {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (e) {
-      throw new PacFault('unreachable', `Finkok ${op} did not answer: ${(e as Error).message}`);
+      throw new OutcomeUnknown('unreachable', `Finkok ${op} did not answer: ${(e as Error).message}`);
     }
     let text: string;
     try {
       text = await res.body.text();
     } catch (e) {
-      throw new PacFault('unreachable', `Finkok ${op} answer was cut: ${(e as Error).message}`);
+      throw new OutcomeUnknown('unreachable', `Finkok ${op} answer was cut: ${(e as Error).message}`);
     }
     // SOAP faults come back as 500 with a Fault body: read them; other non-2xx statuses are outages.
-    if (res.statusCode >= 500 && !text.includes('Fault')) throw new PacFault('unreachable', `Finkok ${op} answered HTTP ${res.statusCode}`);
-    if (res.statusCode >= 300 && res.statusCode < 500) throw new PacFault('bad_response', `Finkok ${op} answered HTTP ${res.statusCode}`);
+    if (res.statusCode >= 500 && !text.includes('Fault')) throw new OutcomeUnknown('unreachable', `Finkok ${op} answered HTTP ${res.statusCode}`);
+    if (res.statusCode >= 300 && res.statusCode < 500) throw new OutcomeUnknown('bad_response', `Finkok ${op} answered HTTP ${res.statusCode}`);
     return text;
   }
 
@@ -64,7 +65,7 @@ export class FinkokPac implements Pac {
     if (first.kind !== 'duplicate') return first;
     // 307: the same pre-CFDI was stamped before; `stamped` returns that stamp.
     const again = readStampAnswer(await this.post(FINKOK_UNCONFIRMED.endpoint.stamp, 'stamped', stampEnvelope('stamped', req.xml, c.user, c.password)), 'stamped');
-    if (again.kind === 'duplicate') throw new PacFault('no_uuid', 'Finkok says the CFDI was stamped (307) but `stamped` does not return it');
+    if (again.kind === 'duplicate') throw new OutcomeUnknown('no_uuid', 'Finkok says the CFDI was stamped (307) but `stamped` does not return it');
     return again;
   }
 
@@ -76,7 +77,7 @@ export class FinkokPac implements Pac {
     const r = readStampAnswer(await this.post(FINKOK_UNCONFIRMED.endpoint.stamp, 'stamped', stampEnvelope('stamped', req.xml, c.user, c.password)), 'stamped');
     if (r.kind === 'stamped') return r;
     if (r.kind === 'rejected' && r.code === '603') return { kind: 'not_stamped' };
-    throw new PacFault('bad_response', `Finkok stamped answered ${r.kind === 'rejected' ? `${r.code} ${r.message}` : r.kind}`);
+    throw new OutcomeUnknown('bad_response', `Finkok stamped answered ${r.kind === 'rejected' ? `${r.code} ${r.message}` : r.kind}`);
   }
 
   async cancel(req: CancelRequest): Promise<CancelOutcome> {

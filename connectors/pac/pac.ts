@@ -1,8 +1,9 @@
 // The PAC (Proveedor Autorizado de Certificación) interface: stamping (timbrado) and cancellation
 // of CFDI 4.0. One file per provider implements it; `sim` is the reference (test mode), `finkok` the
 // real adapter (live mode only). Rejections are values; a call whose outcome is unknown or whose
-// answer cannot be read throws PacFault.
+// answer cannot be read throws OutcomeUnknown (kernel/outbound.ts).
 import type { KeyObject } from 'node:crypto';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 export interface PacCredentials {
   user?: string;
@@ -62,21 +63,6 @@ export type CancelOutcome =
   | { kind: 'pending'; acuse?: string }
   | Rejected;
 
-export type PacFaultKind = 'unreachable' | 'bad_response' | 'no_uuid';
-
-/**
- * The outcome is unknown (unreachable, timeout, 5xx) or the answer is unreadable. Maps to
- * `invoice.pac_unreachable`, `invoice.pac_bad_response`, `invoice.pac_no_uuid`.
- */
-export class PacFault extends Error {
-  override name = 'PacFault';
-  constructor(
-    readonly kind: PacFaultKind,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export interface Pac {
   readonly key: string;
@@ -92,10 +78,12 @@ export interface Pac {
 }
 
 /** The API error code of a PAC failure (service-spec "Tips, reports, invoices"). */
-export function pacErrorCode(f: Rejected | PacFault): 'invoice.pac_error' | 'invoice.pac_unreachable' | 'invoice.pac_bad_response' | 'invoice.pac_no_uuid' {
-  if (!(f instanceof PacFault)) return 'invoice.pac_error';
-  switch (f.kind) {
+export function pacErrorCode(f: Rejected | OutcomeUnknown): 'invoice.pac_error' | 'invoice.pac_unreachable' | 'invoice.pac_bad_response' | 'invoice.pac_no_uuid' {
+  if (!(f instanceof OutcomeUnknown)) return 'invoice.pac_error';
+  switch (f.reason) {
     case 'unreachable':
+    case 'provider_error':
+    case 'not_ready':
       return 'invoice.pac_unreachable';
     case 'bad_response':
       return 'invoice.pac_bad_response';

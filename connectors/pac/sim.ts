@@ -6,9 +6,9 @@
 // | Receptor Nombre   | Outcome                                                         | API code                  |
 // |-------------------|-----------------------------------------------------------------|---------------------------|
 // | `PAC ERROR`       | rejected, code `SIM-301` (decisions.md §5)                      | `invoice.pac_error`       |
-// | `PAC UNREACHABLE` | PacFault unreachable (as a refused connection / timeout)        | `invoice.pac_unreachable` |
-// | `PAC BAD RESPONSE`| PacFault bad_response (as an unreadable answer)                 | `invoice.pac_bad_response`|
-// | `PAC NO UUID`     | PacFault no_uuid (as an answer without UUID)                    | `invoice.pac_no_uuid`     |
+// | `PAC UNREACHABLE` | OutcomeUnknown unreachable (as a refused connection / timeout)        | `invoice.pac_unreachable` |
+// | `PAC BAD RESPONSE`| OutcomeUnknown bad_response (as an unreadable answer)                 | `invoice.pac_bad_response`|
+// | `PAC NO UUID`     | OutcomeUnknown no_uuid (as an answer without UUID)                    | `invoice.pac_no_uuid`     |
 //
 // Cancellation: motivo 01..04 are accepted and cancelled at once ("Cancelado sin aceptación");
 // motivo 01 without FolioSustitucion is rejected `SIM-207`; a sim built with `trustAllUuids: false`
@@ -42,7 +42,8 @@ import { fechaLocal } from '../../formats/cfdi/comprobante.js';
 import { buscarTimbre, construirTimbre, insertarTimbre } from '../../formats/cfdi/tfd.js';
 import { NS, attr, escapeAttr, kid, localName, parseXml, serialize } from '../../formats/cfdi/xml.js';
 import { TEST_CSD_RFC, testCsd } from './test-csd.js';
-import { PacFault, type CancelOutcome, type CancelRequest, type Pac, type StampOutcome, type StampRequest, type Stamped } from './pac.js';
+import { type CancelOutcome, type CancelRequest, type Pac, type StampOutcome, type StampRequest, type Stamped } from './pac.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 export const SIM_TRIGGERS = {
   'PAC ERROR': 'rejected',
@@ -117,7 +118,7 @@ export class SimPac implements Pac {
     if (trigger === 'rejected') return reject('SIM-301', 'Rechazo simulado: el receptor se llama "PAC ERROR" (PAC de pruebas)');
     if (trigger) {
       const text = { unreachable: 'simulated: the PAC did not answer (receptor "PAC UNREACHABLE")', bad_response: 'simulated: the PAC answered something unreadable (receptor "PAC BAD RESPONSE")', no_uuid: 'simulated: the PAC answered without a UUID (receptor "PAC NO UUID")' }[trigger];
-      throw new PacFault(trigger, text);
+      throw new OutcomeUnknown(trigger, text);
     }
     const sello = attr(doc, 'Sello') ?? '';
     const certificado = attr(doc, 'Certificado') ?? '';
@@ -151,7 +152,7 @@ export class SimPac implements Pac {
       const out = await this.stamp(req);
       return out.kind === 'stamped' ? out : { kind: 'not_stamped' };
     } catch (e) {
-      if (e instanceof PacFault) return { kind: 'not_stamped' };
+      if (e instanceof OutcomeUnknown) return { kind: 'not_stamped' };
       throw e;
     }
   }

@@ -7,8 +7,9 @@
 // before it sends, and a payout that may have been sent already (a crash between send and record)
 // is asked about with status() before anything is sent again.
 //
-// Rejections are values (`failed`); only transport or contract faults throw (RailUnavailable),
-// which means the outcome is unknown and must be settled with status() first.
+// Rejections are values (`failed`); only transport or contract faults throw (OutcomeUnknown,
+// kernel/outbound.ts: 'unreachable', or 'bad_response' for an answer STP does not document), which
+// means the outcome is unknown and must be settled with status() first.
 import { createHash } from 'node:crypto';
 
 export interface PayoutOrder {
@@ -64,16 +65,6 @@ export interface PayoutRail {
   status(ref: OrderRef): Promise<RailState | null>;
   /** Reads a status callback's body (raw bytes as received). Throws RailCallbackError on one it cannot read. */
   parseCallback(raw: string): CallbackNotice;
-}
-
-/** Transport fault (timeout, 5xx, unreadable answer): the outcome of the call is unknown. */
-export class RailUnavailable extends Error {
-  override name = 'RailUnavailable';
-}
-
-/** The rail answered something its documentation does not show: outcome unknown, needs a person. */
-export class RailContractError extends RailUnavailable {
-  override name = 'RailContractError';
 }
 
 /** A callback body that is not one the rail sends. */

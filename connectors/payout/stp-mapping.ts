@@ -6,7 +6,8 @@
 // confidence mark per claim. The parts that are not confirmed are kept in the tables marked [U]
 // below, in this file only.
 import { createSign, type KeyObject } from 'node:crypto';
-import { RailCallbackError, RailContractError, type CallbackNotice, type PayoutOrder, type RailState } from './rail.js';
+import { RailCallbackError, type CallbackNotice, type PayoutOrder, type RailState } from './rail.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 /** Any 18-digit run (a CLABE) in a text from STP, masked like every CLABE we show (bank code and last four). */
 export const maskAccounts = (text: string) => text.replace(/\d{18}/g, (d) => `${d.slice(0, 3)}${'*'.repeat(11)}${d.slice(14)}`);
@@ -150,17 +151,17 @@ const REGISTRA_ERRORS: ReadonlyArray<{ id: number; pattern: RegExp; result: Regi
   { id: -200, pattern: /Se rechaza por PLD/i, result: (d) => ({ kind: 'rejected', code: 'aml_rejected', reason: `STP refused the order under its anti-money-laundering rules (PLD): ${d}` }) },
 ];
 
-/** Maps registraOrden's answer (HTTP 200, JSON). Throws RailContractError on anything STP does not document. */
+/** Maps registraOrden's answer (HTTP 200, JSON). Throws OutcomeUnknown('bad_response') on anything STP does not document. */
 export function mapRegistra(body: unknown): RegistraResult {
   const r = (body as { resultado?: { id?: unknown; descripcionError?: unknown } } | null)?.resultado;
-  if (!r || typeof r !== 'object' || typeof r.id !== 'number' || !Number.isInteger(r.id)) throw new RailContractError(`STP registraOrden: no resultado.id in the answer`);
+  if (!r || typeof r !== 'object' || typeof r.id !== 'number' || !Number.isInteger(r.id)) throw new OutcomeUnknown('bad_response', `STP registraOrden: no resultado.id in the answer`);
   // STP's texts name accounts in full ("La cuenta 0726… no existe"): masked before they go anywhere.
   const d = typeof r.descripcionError === 'string' ? maskAccounts(r.descripcionError) : undefined;
   if (r.id > 0 && d === undefined) return { kind: 'accepted', providerRef: String(r.id) };
   for (const e of REGISTRA_ERRORS) {
     if (e.id === r.id && d !== undefined && e.pattern.test(d)) return typeof e.result === 'function' ? e.result(d) : e.result;
   }
-  throw new RailContractError(`STP registraOrden answered id ${r.id} with ${d === undefined ? 'no description' : `"${d}"`}, which its documentation does not show`);
+  throw new OutcomeUnknown('bad_response', `STP registraOrden answered id ${r.id} with ${d === undefined ? 'no description' : `"${d}"`}, which its documentation does not show`);
 }
 
 // ---- order states (consOrdEnvRastreo, callbacks) -----------------------------------------------
@@ -206,12 +207,12 @@ export const ESTADOS: Readonly<Record<string, { name: string; meaning: Meaning }
 };
 
 /**
- * The state of an order from its `estado` code. Throws RailContractError on a code STP does not
+ * The state of an order from its `estado` code. Throws OutcomeUnknown('bad_response') on a code STP does not
  * document, or on one that is not a state of an outgoing order (never `default: in_flight`).
  */
 export function stateOfEstado(estado: string, providerRef: string, causaDevolucion?: unknown): RailState {
   const e = ESTADOS[estado];
-  if (!e) throw new RailContractError(`STP order ${providerRef} has estado "${estado}", which STP does not document`);
+  if (!e) throw new OutcomeUnknown('bad_response', `STP order ${providerRef} has estado "${estado}", which STP does not document`);
   switch (e.meaning) {
     case 'in_flight':
       return { state: 'in_flight', providerRef };
@@ -224,7 +225,7 @@ export function stateOfEstado(estado: string, providerRef: string, causaDevoluci
     case 'failed':
       return { state: 'failed', providerRef, code: 'stp_cancelled', reason: `STP did not complete the transfer (estado ${estado}: ${e.name}).` };
     case 'not_an_outgoing_order':
-      throw new RailContractError(`STP order ${providerRef} has estado ${estado} (${e.name}), which is not a state of an order sent`);
+      throw new OutcomeUnknown('bad_response', `STP order ${providerRef} has estado ${estado} (${e.name}), which is not a state of an order sent`);
   }
 }
 
@@ -234,16 +235,16 @@ export function stateOfEstado(estado: string, providerRef: string, causaDevoluci
  */
 export function mapConsulta(body: unknown): RailState | null {
   const r = (body as { resultado?: { id?: unknown; descripcionError?: unknown; ordenPago?: Record<string, unknown> } } | null)?.resultado;
-  if (!r || typeof r !== 'object' || typeof r.id !== 'number') throw new RailContractError('STP consOrdEnvRastreo: no resultado.id in the answer');
+  if (!r || typeof r !== 'object' || typeof r.id !== 'number') throw new OutcomeUnknown('bad_response', 'STP consOrdEnvRastreo: no resultado.id in the answer');
   if (r.id === -100) return null;
   const o = r.ordenPago;
   if (r.id > 0 && o && typeof o === 'object' && typeof o.estado === 'string') {
     const ref = o.idEF ?? o.id;
-    if (typeof ref !== 'number' && typeof ref !== 'string') throw new RailContractError('STP consOrdEnvRastreo: the order has no idEF');
+    if (typeof ref !== 'number' && typeof ref !== 'string') throw new OutcomeUnknown('bad_response', 'STP consOrdEnvRastreo: the order has no idEF');
     return stateOfEstado(o.estado, String(ref), o.causaDevolucion);
   }
   const d = typeof r.descripcionError === 'string' ? ` "${maskAccounts(r.descripcionError)}"` : '';
-  throw new RailContractError(`STP consOrdEnvRastreo answered id ${r.id}${d}, which its documentation does not show`);
+  throw new OutcomeUnknown('bad_response', `STP consOrdEnvRastreo answered id ${r.id}${d}, which its documentation does not show`);
 }
 
 // ---- callbacks ---------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ import {
   registraBody,
   type StpCredentials,
 } from './stp-mapping.js';
-import { operationDateOf, RailContractError, RailUnavailable, type CallbackNotice, type OrderRef, type PayoutOrder, type PayoutRail, type RailState } from './rail.js';
+import { operationDateOf, type CallbackNotice, type OrderRef, type PayoutOrder, type PayoutRail, type RailState } from './rail.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 /** STP's hosts (shared/formats/stp.md §1). The REST base is `{host}/speiws/rest`. */
 export const STP_PROD_URL = 'https://prod.stpmex.com/speiws/rest';
@@ -42,14 +43,14 @@ export class StpPayoutRail implements PayoutRail {
   private async creds(tenantId: string, livemode: boolean): Promise<{ creds: StpCredentials; key: KeyObject }> {
     const creds = await this.o.credentials(tenantId, livemode);
     // No credentials is a configuration fault of this tenant, not an answer of STP: nothing was sent.
-    if (!creds) throw new RailUnavailable(`tenant ${tenantId} has no STP credentials for ${livemode ? 'live' : 'test'} mode`);
+    if (!creds) throw new OutcomeUnknown('not_ready', `tenant ${tenantId} has no STP credentials for ${livemode ? 'live' : 'test'} mode`);
     const id = createHash('sha256').update(creds.privateKeyPem).update('\0').update(creds.passphrase).digest('hex');
     let key = this.keys.get(id);
     if (!key) {
       try {
         key = createPrivateKey({ key: creds.privateKeyPem, format: 'pem', passphrase: creds.passphrase });
       } catch {
-        throw new RailUnavailable(`tenant ${tenantId}'s STP private key cannot be opened with its passphrase`);
+        throw new OutcomeUnknown('not_ready', `tenant ${tenantId}'s STP private key cannot be opened with its passphrase`);
       }
       if (this.keys.size > 1000) this.keys.clear();
       this.keys.set(id, key);
@@ -67,19 +68,19 @@ export class StpPayoutRail implements PayoutRail {
         signal: AbortSignal.timeout(this.o.timeoutMs ?? 10_000),
       });
     } catch (e) {
-      throw new RailUnavailable(`STP ${path}: ${(e as Error).name === 'TimeoutError' ? 'no answer in time' : (e as Error).message}`);
+      throw new OutcomeUnknown('unreachable', `STP ${path}: ${(e as Error).name === 'TimeoutError' ? 'no answer in time' : (e as Error).message}`);
     }
     let text: string;
     try {
       text = await res.body.text();
     } catch (e) {
-      throw new RailUnavailable(`STP ${path}: the answer broke off (${(e as Error).message})`);
+      throw new OutcomeUnknown('unreachable', `STP ${path}: the answer broke off (${(e as Error).message})`);
     }
-    if (res.statusCode !== 200) throw new RailUnavailable(`STP ${path}: HTTP ${res.statusCode}`);
+    if (res.statusCode !== 200) throw new OutcomeUnknown('provider_error', `STP ${path}: HTTP ${res.statusCode}`);
     try {
       return JSON.parse(text);
     } catch {
-      throw new RailUnavailable(`STP ${path}: the answer is not JSON`);
+      throw new OutcomeUnknown('bad_response', `STP ${path}: the answer is not JSON`);
     }
   }
 
@@ -95,11 +96,11 @@ export class StpPayoutRail implements PayoutRail {
       case 'rejected':
         return { state: 'failed', code: r.code, reason: r.reason };
       case 'unknown':
-        throw new RailUnavailable(r.reason);
+        throw new OutcomeUnknown('unreachable', r.reason);
       case 'duplicate': {
         // The tracking key is STP's: the order exists already (an earlier send got through).
         const known = await this.status(order);
-        if (!known) throw new RailContractError(`STP says tracking key ${order.trackingKey} was used, but finds no order with it`);
+        if (!known) throw new OutcomeUnknown('bad_response', `STP says tracking key ${order.trackingKey} was used, but finds no order with it`);
         return known;
       }
     }

@@ -33,10 +33,6 @@ export interface RechargeOrder {
 
 export type RechargeState = { state: 'delivered'; providerRef: string } | { state: 'failed'; providerRef: string; reason: string };
 
-/** The aggregator did not answer in time: the delivery's fate is unknown (the recharge stays pending). */
-export class AggregatorTimeout extends Error {
-  override name = 'AggregatorTimeout';
-}
 
 /** One movement of the bag as the aggregator's report lists it. */
 export interface BagMovement {
@@ -65,6 +61,7 @@ export interface RechargeAggregator {
   readonly key: string;
   carriers(): readonly CarrierInfo[];
   products(): readonly ProductInfo[];
+  /** Throws OutcomeUnknown (kernel/outbound.ts) when the aggregator did not answer in time (the recharge stays pending). */
   send(order: RechargeOrder): Promise<RechargeState>;
   /** What became of an order key, or null when the aggregator never saw it. */
   status(key: string): Promise<RechargeState | null>;

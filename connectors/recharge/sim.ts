@@ -2,7 +2,7 @@
 // `<carrier>_<pesos>` (airtime, commission 5%); ours besides: `<carrier>_data_<pesos>` data
 // packages, an inactive product `movistar_500` and an inactive carrier `virgin` (to exercise the
 // "unknown or inactive" codes). A phone ending in 0000 is rejected (failed); one ending in 1111
-// is delivered but the answer is lost (AggregatorTimeout): asked later, it says delivered; one
+// is delivered but the answer is lost (OutcomeUnknown): asked later, it says delivered; one
 // ending in 2222 is delivered at once and answered about 2 s later (a slow network: the window a
 // crash test kills a process in). Its
 // book of orders is a table (sim_recharge_orders): a repeated key delivers nothing again, and
@@ -13,7 +13,8 @@
 // that day lists only once the day is over (first seen in "yesterday's" report).
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../../kernel/db.js';
-import { AggregatorTimeout, reportDay, type BagAccount, type BagMovement, type CarrierInfo, type ProductInfo, type RechargeAggregator, type RechargeOrder, type RechargeState } from './aggregator.js';
+import { reportDay, type BagAccount, type BagMovement, type CarrierInfo, type ProductInfo, type RechargeAggregator, type RechargeOrder, type RechargeState } from './aggregator.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 export const SIM_CARRIERS: readonly CarrierInfo[] = [
   { code: 'telcel', name: 'Telcel', active: true },
@@ -76,7 +77,7 @@ export class SimRechargeAggregator implements RechargeAggregator {
       returning *, (xmax = 0) as inserted`;
     if (r.inserted && o.phone.endsWith('2222')) await this.sleep(SIM_SLOW_MS);
     // Delivered, but the answer never reaches us (a network timeout).
-    if (o.phone.endsWith('1111')) throw new AggregatorTimeout('The aggregator did not answer within the timeout (simulated: phone ending in 1111).');
+    if (o.phone.endsWith('1111')) throw new OutcomeUnknown('unreachable', 'The aggregator did not answer within the timeout (simulated: phone ending in 1111).');
     return stateOf(r);
   }
 

@@ -5,7 +5,8 @@
 // what moved, refunds are idempotent on their key, an authorization can be captured.
 import type { Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { ProviderUnavailable, type Acquirer, type ChargeRequest, type ProviderOutcome } from '../../connectors/acquirer.js';
+import { type Acquirer, type ChargeRequest, type ProviderOutcome } from '../../connectors/acquirer.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 type T = Test;
 
@@ -81,7 +82,7 @@ export function cardConformance(t: T, h: CardHarness) {
 
   const settles = async (t: T, token: string, label: string) => {
     const r = req(token);
-    await t.rejects(a.charge(r), ProviderUnavailable, `${label}: the outcome is unknown (ProviderUnavailable)`);
+    await t.rejects(a.charge(r), OutcomeUnknown, `${label}: the outcome is unknown (OutcomeUnknown)`);
     const settled: ProviderOutcome | null = await a.retrieve(r.idempotencyKey, ctx(r));
     const moved = await h.moved(r.idempotencyKey);
     if (moved > 0) t.equal(settled?.kind, 'captured', `${label}: money moved, retrieve says captured`);
@@ -114,7 +115,7 @@ export function cardConformance(t: T, h: CardHarness) {
   if (h.tokens.malformed) {
     t.test(`${h.name}: a malformed answer is unknown, never a success or a decline`, async (t) => {
       const r = req(h.tokens.malformed!);
-      await t.rejects(a.charge(r), ProviderUnavailable);
+      await t.rejects(a.charge(r), OutcomeUnknown);
     });
   }
 
@@ -126,6 +127,20 @@ export function cardConformance(t: T, h: CardHarness) {
     t.equal(one.kind, 'succeeded');
     const two = await a.refund({ idempotencyKey: key, chargeKey: r.idempotencyKey, amountMinor: 10000, currency: 'MXN', tenantId: h.tenantId, livemode: h.livemode });
     t.same(two, one, 'the repeat answers the first refund');
+  });
+
+  t.test(`${h.name}: lookupRefund finds a refund made, and nothing for one never sent`, async (t) => {
+    const r = req(h.tokens.ok, 30000);
+    await a.charge(r);
+    const base = { chargeKey: r.idempotencyKey, currency: 'MXN', tenantId: h.tenantId, livemode: h.livemode };
+    const sentAfter = new Date();
+    const never = await a.lookupRefund({ ...base, idempotencyKey: `orq_ref_${randomUUID()}`, amountMinor: 10000, sentAfter, claimed: [] });
+    t.equal(never, null, 'a refund never sent: the provider never saw it');
+    const key = `orq_ref_${randomUUID()}`;
+    const one = await a.refund({ ...base, idempotencyKey: key, amountMinor: 10000 });
+    t.equal(one.kind, 'succeeded');
+    const found = await a.lookupRefund({ ...base, idempotencyKey: key, amountMinor: 10000, sentAfter, claimed: [] });
+    t.same(found, one, 'the lookup answers the refund made');
   });
 
   if (h.tokens.preauth) {

@@ -5,8 +5,8 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { OPENPAY_CODES, OpenpayAcquirer, readOpenpayWebhook } from '../../connectors/card/openpay.js';
 import { MemoryKeyBook } from '../../connectors/card/http.js';
-import { ProviderUnavailable } from '../../connectors/acquirer.js';
 import { FakeOpenpay, OPENPAY_DOCUMENTED_CODES } from '../fakes/openpay.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 const fake = await new FakeOpenpay().start();
 t.teardown(() => fake.stop());
@@ -23,7 +23,7 @@ t.test('the error-code map is exhaustive over Openpay\'s errors table', async (t
     const m = OPENPAY_CODES[code]!;
     if (code === 1006) continue; // idempotency: below
     const p = openpay.charge(req(`tok_code_${code}`));
-    if (m.kind === 'fault') await t.rejects(p, ProviderUnavailable, `${code}: a fault (unknown outcome)`);
+    if (m.kind === 'fault') await t.rejects(p, OutcomeUnknown, `${code}: a fault (unknown outcome)`);
     else t.match(await p, { kind: m.kind, code: m.code }, `${code} → ${m.kind} ${m.code}`);
   }
 });

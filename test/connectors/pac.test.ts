@@ -9,12 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SimPac } from '../../connectors/pac/sim.js';
 import { FinkokPac } from '../../connectors/pac/finkok.js';
-import { PacFault, pacErrorCode } from '../../connectors/pac/pac.js';
+import { pacErrorCode } from '../../connectors/pac/pac.js';
 import { readCancelAnswer, readStampAnswer } from '../../connectors/pac/finkok-mapping.js';
 import { firmarCancelacion } from '../../formats/cfdi/cancelacion.js';
 import { testCsd } from '../../connectors/pac/test-csd.js';
 import { startFakeFinkok, type FakeFinkok } from '../fakes/finkok.js';
 import { pacConformance, sealed } from './pac-conformance.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 let fake: FakeFinkok;
 t.before(async () => {
@@ -46,7 +47,7 @@ t.test('finkok only', async (t) => {
 
   for (const [nombre, kind] of [['FINKOK 708', 'unreachable'], ['FINKOK 500', 'unreachable'], ['FINKOK FAULT', 'unreachable']] as const) {
     const e = await pac.stamp(req(sealed(nombre))).catch((x) => x);
-    t.ok(e instanceof PacFault && e.kind === kind, `${nombre} → PacFault ${kind}`);
+    t.ok(e instanceof OutcomeUnknown && e.reason === kind, `${nombre} → OutcomeUnknown ${kind}`);
   }
   const dbl = await pac.stamp(req(sealed('FINKOK DOUBLE')));
   t.match(dbl, { kind: 'rejected', code: '301', message: '301 XML mal formado' }, 'a repeated incidence is reported once');
@@ -65,16 +66,16 @@ t.test('finkok only', async (t) => {
 t.test('finkok mapping reads unknown statuses as errors, never as success', async (t) => {
   const env = (inner: string) => `<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><cancel_signatureResponse><cancel_signatureResult>${inner}</cancel_signatureResult></cancel_signatureResponse></soap:Body></soap:Envelope>`;
   const u = '11111111-2222-4333-8444-000000000001';
-  t.throws(() => readCancelAnswer(env(`<Folios><Folio><UUID>${u}</UUID><EstatusUUID>999</EstatusUUID></Folio></Folios>`), u), PacFault);
+  t.throws(() => readCancelAnswer(env(`<Folios><Folio><UUID>${u}</UUID><EstatusUUID>999</EstatusUUID></Folio></Folios>`), u), OutcomeUnknown);
   t.match(readCancelAnswer(env(`<Folios><Folio><UUID>${u}</UUID><EstatusUUID>no_cancelable</EstatusUUID></Folio></Folios>`), u), { kind: 'rejected' });
   t.match(readCancelAnswer(env(`<Folios><Folio><UUID>${u}</UUID><EstatusUUID>202</EstatusUUID><EstatusCancelacion>Cancelado sin aceptación</EstatusCancelacion></Folio></Folios>`), u), { kind: 'cancelled' });
-  t.throws(() => readCancelAnswer(env('<CodEstatus>798</CodEstatus>'), u), PacFault, '798: retry later');
-  t.throws(() => readStampAnswer('<not-soap/>', 'stamp'), PacFault);
+  t.throws(() => readCancelAnswer(env('<CodEstatus>798</CodEstatus>'), u), OutcomeUnknown, '798: retry later');
+  t.throws(() => readStampAnswer('<not-soap/>', 'stamp'), OutcomeUnknown);
   const e = (() => {
     try {
       readStampAnswer(env('').replace(/cancel_signature/g, 'stamp'), 'stamp');
     } catch (x) {
-      return x as PacFault;
+      return x as OutcomeUnknown;
     }
   })();
   t.equal(e && pacErrorCode(e), 'invoice.pac_no_uuid', 'an empty result is no UUID');

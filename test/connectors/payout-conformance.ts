@@ -4,7 +4,8 @@
 // rail registered; scenarios that need a transport (faults) run for rails that have one.
 import type { Test } from 'tap';
 import { randomUUID } from 'node:crypto';
-import { RailCallbackError, RailUnavailable, numericReferenceFor, operationDateOf, payoutKeyFor, trackingKeyFor, type PayoutOrder, type PayoutRail, type RailState } from '../../connectors/payout/rail.js';
+import { RailCallbackError, numericReferenceFor, operationDateOf, payoutKeyFor, trackingKeyFor, type PayoutOrder, type PayoutRail, type RailState } from '../../connectors/payout/rail.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 export interface RailHarness {
   name: string;
@@ -110,7 +111,7 @@ export function payoutConformance(t: Test, h: RailHarness) {
     t.test(`${h.name}: ${kind} on send is an unknown outcome; asking first, then sending, pays once`, async (t) => {
       const o = newOrder(h);
       faults.next(kind);
-      await t.rejects(h.rail.send(o), RailUnavailable);
+      await t.rejects(h.rail.send(o), OutcomeUnknown);
       t.equal(await h.rail.status(o), null, 'the rail never registered it');
       const sent = await h.rail.send(o);
       await h.settle(o, sent);
@@ -121,13 +122,13 @@ export function payoutConformance(t: Test, h: RailHarness) {
       const o = newOrder(h);
       await h.rail.send(o);
       faults.next(kind);
-      await t.rejects(h.rail.status(o), RailUnavailable);
+      await t.rejects(h.rail.status(o), OutcomeUnknown);
     });
   }
   t.test(`${h.name}: registered but the answer was lost: status finds it, a resend registers nothing`, async (t) => {
     const o = newOrder(h);
     faults.registerThenFail();
-    await t.rejects(h.rail.send(o), RailUnavailable);
+    await t.rejects(h.rail.send(o), OutcomeUnknown);
     const found = await h.rail.status(o);
     t.ok(found && (found.state === 'in_flight' || found.state === 'paid'), 'the rail has it');
     const again = await h.rail.send(o);

@@ -16,11 +16,12 @@ import {
   stpText,
 } from '../../connectors/payout/stp-mapping.js';
 import { StpPayoutRail } from '../../connectors/payout/stp.js';
-import { RailCallbackError, RailContractError, RailUnavailable, trackingKeyFor, type PayoutOrder } from '../../connectors/payout/rail.js';
+import { RailCallbackError, trackingKeyFor, type PayoutOrder } from '../../connectors/payout/rail.js';
 import { FakeStp } from '../fakes/stp.js';
 import { makeClabe } from '../../formats/clabe.js';
 import { CUENCA_CADENA, CUENCA_CONSULTA_ANSWER, CUENCA_CONSULTA_FIRMA, CUENCA_FIRMA, CUENCA_ORDER, CUENCA_TEST_KEY, CUENCA_TEST_KEY_PASSPHRASE } from '../fakes/stp-vectors.js';
 import { newOrder } from './payout-conformance.js';
+import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 t.test('cadena and firma match STP golden vectors', async (t) => {
   const key = createPrivateKey({ key: CUENCA_TEST_KEY, passphrase: CUENCA_TEST_KEY_PASSPHRASE });
@@ -67,12 +68,12 @@ t.test('registraOrden answers: every documented one mapped, anything else refuse
     if (want === 'unknown' || want === 'duplicate') t.equal(r.kind, want, `${id} ${d}`);
     else t.match(r, { kind: 'rejected', code: want, reason: String }, `${id} ${d}`);
   }
-  t.throws(() => mapRegistra({ resultado: { id: -999, descripcionError: 'Algo nuevo' } }), RailContractError, 'an undocumented id');
-  t.throws(() => mapRegistra({ resultado: { id: -7, descripcionError: 'Texto distinto' } }), RailContractError, 'a documented id with other text');
-  t.throws(() => mapRegistra({ resultado: { id: 0 } }), RailContractError, 'id 0 without a description');
-  t.throws(() => mapRegistra({ resultado: { id: 5, descripcionError: 'x' } }), RailContractError, 'a positive id with an error');
-  t.throws(() => mapRegistra({ foo: 1 }), RailContractError);
-  t.throws(() => mapRegistra(null), RailContractError);
+  t.throws(() => mapRegistra({ resultado: { id: -999, descripcionError: 'Algo nuevo' } }), { name: 'OutcomeUnknown', reason: 'bad_response' }, 'an undocumented id');
+  t.throws(() => mapRegistra({ resultado: { id: -7, descripcionError: 'Texto distinto' } }), { name: 'OutcomeUnknown', reason: 'bad_response' }, 'a documented id with other text');
+  t.throws(() => mapRegistra({ resultado: { id: 0 } }), { name: 'OutcomeUnknown', reason: 'bad_response' }, 'id 0 without a description');
+  t.throws(() => mapRegistra({ resultado: { id: 5, descripcionError: 'x' } }), { name: 'OutcomeUnknown', reason: 'bad_response' }, 'a positive id with an error');
+  t.throws(() => mapRegistra({ foo: 1 }), { name: 'OutcomeUnknown', reason: 'bad_response' });
+  t.throws(() => mapRegistra(null), { name: 'OutcomeUnknown', reason: 'bad_response' });
 });
 
 t.test('order states: every documented estado mapped; unknown or foreign ones refused', async (t) => {
@@ -81,14 +82,14 @@ t.test('order states: every documented estado mapped; unknown or foreign ones re
   t.match(stateOfEstado('D', '1', 1), { state: 'returned', reason: /causa de devolución 1/ });
   t.match(stateOfEstado('CN', '1'), { state: 'failed', code: 'stp_cancelled' });
   for (const [code, e] of Object.entries(ESTADOS)) {
-    if (e.meaning === 'not_an_outgoing_order') t.throws(() => stateOfEstado(code, '1'), RailContractError, `${code} is not of a sent order`);
+    if (e.meaning === 'not_an_outgoing_order') t.throws(() => stateOfEstado(code, '1'), { name: 'OutcomeUnknown', reason: 'bad_response' }, `${code} is not of a sent order`);
     else t.equal(stateOfEstado(code, '1').state, e.meaning, `${code} ${e.name}`);
   }
-  t.throws(() => stateOfEstado('ZZ', '1'), RailContractError);
+  t.throws(() => stateOfEstado('ZZ', '1'), { name: 'OutcomeUnknown', reason: 'bad_response' });
   t.match(mapConsulta(CUENCA_CONSULTA_ANSWER), { state: 'returned', providerRef: '7838161' }, "STP's recorded answer of a returned order");
   t.equal(mapConsulta({ resultado: { descripcionError: 'No se encontró la orden con rastreo x', id: -100 } }), null);
-  t.throws(() => mapConsulta({ resultado: { id: 0, descripcionError: 'Error validando la firma' } }), RailContractError);
-  t.throws(() => mapConsulta({}), RailContractError);
+  t.throws(() => mapConsulta({ resultado: { id: 0, descripcionError: 'Error validando la firma' } }), { name: 'OutcomeUnknown', reason: 'bad_response' });
+  t.throws(() => mapConsulta({}), { name: 'OutcomeUnknown', reason: 'bad_response' });
 });
 
 t.test('status callbacks: current and legacy formats', async (t) => {
@@ -127,9 +128,9 @@ t.test('the adapter against the fake: rejections, credentials, the query dates',
     t.match(await rail.send(newOrder(h)), { state: 'failed', code: 'stp_missing_field' });
     t.match(await rail.send(newOrder(h, { clabe: makeClabe('030', '180', '00000000001') })), { state: 'failed', code: 'invalid_institution' }, 'a bank the fake does not route');
     fake.fail('no_response');
-    await t.rejects(rail.send(newOrder(h)), RailUnavailable, '"no se recibió respuesta" is an unknown outcome');
+    await t.rejects(rail.send(newOrder(h)), OutcomeUnknown, '"no se recibió respuesta" is an unknown outcome');
     fake.reject(-999, 'Nuevo error');
-    await t.rejects(rail.send(newOrder(h)), RailContractError);
+    await t.rejects(rail.send(newOrder(h)), { name: 'OutcomeUnknown', reason: 'bad_response' });
     t.match(await rail.send(newOrder(h, { amountMinor: 5 })), { state: 'in_flight' }, 'five cents is a valid amount');
   });
 
@@ -147,9 +148,9 @@ t.test('the adapter against the fake: rejections, credentials, the query dates',
     creds = { empresa: 'OTRA', cuentaOrdenante: '646180110400000007', privateKeyPem: privateKey, passphrase };
     t.match(await rail.send(newOrder(h)), { state: 'failed', code: 'stp_invalid_company' });
     creds = { empresa: 'ORQUESTA', cuentaOrdenante: '646180110400000007', privateKeyPem: privateKey, passphrase: 'wrong' };
-    await t.rejects(rail.send(newOrder(h)), { name: 'RailUnavailable', message: /cannot be opened/ }, 'a wrong passphrase sends nothing');
+    await t.rejects(rail.send(newOrder(h)), { name: 'OutcomeUnknown', message: /cannot be opened/ }, 'a wrong passphrase sends nothing');
     creds = null;
-    await t.rejects(rail.send(newOrder(h)), { name: 'RailUnavailable', message: /no STP credentials/ });
+    await t.rejects(rail.send(newOrder(h)), { name: 'OutcomeUnknown', message: /no STP credentials/ });
     creds = { empresa: 'ORQUESTA', cuentaOrdenante: '646180110400000007', privateKeyPem: privateKey, passphrase };
   });
 

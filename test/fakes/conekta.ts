@@ -34,7 +34,15 @@ export class FakeConekta extends CardFake {
   readonly publicKeyPem = this.keys.publicKey.export({ type: 'spki', format: 'pem' }).toString();
   /** Answer delay of tok_test_timeout (longer than the adapter's deadline in tests). */
   slowMs = 1500;
+  /** A refund is made (the money moves) but its answer comes after slowMs: the adapter's deadline passes first. */
+  loseRefundAnswers = false;
   private n = 0;
+
+  /** The refunds Conekta made on an order (what moved back to the cardholder). */
+  refundsOn(orderId: string): Array<{ id: string; amount: number }> {
+    const ch = this.orders.get(orderId)?.charges.data[0];
+    return (ch?.refunds.data ?? []).map((r: any) => ({ id: r.id, amount: -r.amount }));
+  }
 
   /** Orders that moved money (paid) for our key. */
   paidFor(key: string) {
@@ -90,11 +98,11 @@ export class FakeConekta extends CardFake {
     }
     const amount = (r.body as any)?.amount;
     if (!Number.isInteger(amount) || !(r.body as any)?.reason) return this.error(422, 'parameter_validation_error', 'conekta.errors.parameter_validation.refund.amount', 'amount and reason are required');
-    ch.refunds.data.push({ id: `ref_${++this.n}`, object: 'refund', amount: -amount, auth_code: '000000' });
+    ch.refunds.data.push({ id: `ref_${++this.n}`, object: 'refund', amount: -amount, auth_code: '000000', created_at: Math.floor(Date.now() / 1000) });
     const refunded = -ch.refunds.data.reduce((s: number, x: any) => s + x.amount, 0);
     ch.status = refunded >= ch.amount ? 'refunded' : 'partially_refunded';
     o.payment_status = ch.status;
-    return { status: 200, json: o };
+    return { status: 200, json: o, ...(this.loseRefundAnswers ? { delayMs: this.slowMs } : {}) };
   }
 
   private create(body: any): FakeAnswer {

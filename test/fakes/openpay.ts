@@ -17,6 +17,8 @@ export class FakeOpenpay extends CardFake {
   readonly privateKey = 'sk_fake_0123456789abcdef';
   readonly charges = new Map<string, Charge>();
   slowMs = 1500;
+  /** A refund is made (the money moves) but its answer comes after slowMs: the adapter's deadline passes first. */
+  loseRefundAnswers = false;
   private n = 0;
 
   completedFor(orderId: string) {
@@ -60,8 +62,8 @@ export class FakeOpenpay extends CardFake {
     }
     if (c.status !== 'completed') return this.err(1003, 422, 'The charge cannot be refunded');
     c.status = 'refunded';
-    c.refund = { id: `trr${++this.n}`, amount: (r.body as any)?.amount ?? c.amount, operation_type: 'out', transaction_type: 'refund', status: 'completed' };
-    return { status: 200, json: c };
+    c.refund = { id: `trr${++this.n}`, amount: (r.body as any)?.amount ?? c.amount, description: (r.body as any)?.description, operation_type: 'out', transaction_type: 'refund', status: 'completed' };
+    return { status: 200, json: c, ...(this.loseRefundAnswers ? { delayMs: this.slowMs } : {}) };
   }
 
   private create(body: any): FakeAnswer {
