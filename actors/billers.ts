@@ -1,46 +1,39 @@
 // Billers (global catalog, inquiry) and service payments (a utility bill paid through the biller
 // aggregator) on the entity actor (kernel/entity.ts). docs/billers.md has the choices.
 //
-// - Idempotency of POST /v1/service_payments is the endpoint's own (spec: "validated by the
-//   endpoint itself"): the key is a column of the row (unique per tenant and mode); same key + same
-//   body replays the payment; same key + another body is 409 service_payment.idempotency_conflict.
-// - Never paid twice: the row is committed `pending` (under the entity's lock) before the
-//   aggregator is called with a key derived from the row id; a pending payment (a crash, a lost
-//   answer) is asked about first and paid only if the aggregator never saw it.
+// - A service payment is an aggregator order (actors/aggregator-orders.ts, shared with recharges):
+//   POST /v1/service_payments validates its key itself (spec: "validated by the endpoint itself")
+//   and keeps it in the kernel's idempotency record, written with the payment; same key + same body
+//   replays the payment; same key + another body is 409 service_payment.idempotency_conflict.
+// - Never paid twice: the row is committed `pending` (under the entity's lock), `send_started_at`
+//   before the aggregator is called with a key derived from the row id; a pending payment (a crash,
+//   a lost answer) is asked about first and paid only if the aggregator never saw it.
 import { accounts } from '../kernel/accounts.js';
-import { createHash, randomUUID } from 'node:crypto';
-import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
+import { randomUUID } from 'node:crypto';
+import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
-import { clockOf, hydrateRow, LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
-import { defineJob, jobRequest } from '../kernel/jobs.js';
-import { canonicalJson } from '../kernel/json.js';
 import type { Logger } from '../kernel/log.js';
 import { initialState, machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
 import { BILLERS, billerByCode, billerView, referenceProblem } from '../connectors/billers/catalog.js';
-import { type BillerGateway, type BillState } from '../connectors/billers/gateway.js';
+import type { BillerGateway } from '../connectors/billers/gateway.js';
 import { servicePaymentMachine } from '../machines/service-payment.js';
-import { OutcomeUnknown } from '../kernel/outbound.js';
+import { AggregatorOrders, planAggregatorOrder, type AggregatorOrderCommand, type AggregatorOrderPlanKind, type AggregatorOrderRow } from './aggregator-orders.js';
 
 export const SERVICE_PAYMENT_QUEUE = 'service-payment';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface ServicePaymentRow extends EntityRow {
+export interface ServicePaymentRow extends AggregatorOrderRow {
   biller_code: string;
   reference: string;
   amount_minor: number;
   currency: string;
   payment_intent_id: string | null;
-  idempotency_key: string;
-  request_hash: string;
-  provider_ref: string | null;
-  failure_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 type HydratedSP = Hydrated<ServicePaymentRow>;
-export type ServicePaymentCommand = { kind: 'biller'; state: BillState };
+export type ServicePaymentCommand = AggregatorOrderCommand<'biller', 'paid'>;
 
 const toRow = (r: Record<string, unknown>): ServicePaymentRow => ({ ...(r as unknown as ServicePaymentRow), amount_minor: Number(r.amount_minor) });
 
@@ -68,25 +61,16 @@ export const billPaidLines = (billerCode: string, currency: string, amount: numb
   { account: accounts.billerPayable(billerCode), currency, amountMinor: -amount },
 ];
 
-/** A service payment's step: pure. */
+const PLAN_KIND: AggregatorOrderPlanKind<ServicePaymentRow, 'biller', 'paid'> = {
+  machine: servicePaymentMachine,
+  source: 'biller',
+  toRow,
+  entry: (r) => ({ tenantId: r.tenant_id, livemode: r.livemode, kind: 'service_payment.paid', refType: 'service_payment', refId: r.id, memo: `${r.biller_code} bill`, lines: billPaidLines(r.biller_code, r.currency, r.amount_minor) }),
+};
+
+/** A service payment's step: pure (the aggregator order's plan with the bill's ledger entry). */
 export function planServicePayment(h: HydratedSP, cmd: ServicePaymentCommand, env: StepEnv): Plan<ServicePaymentRow> {
-  const r = h.row;
-  if (r.status !== 'pending') return { result: r };
-  const s = cmd.state;
-  const step = machineStep(servicePaymentMachine, r.status, undefined, { type: s.state === 'paid' ? 'biller.paid' : 'biller.failed' });
-  const set: Record<string, unknown> = { status: step.value, updated_at: env.at };
-  const plan: Plan<ServicePaymentRow> = { ledger: [], result: r };
-  for (const e of step.effects) {
-    if (e.type === 'recordProvider') set.provider_ref = s.providerRef;
-    else if (e.type === 'recordFailure' && s.state === 'failed') set.failure_reason = s.reason;
-    else if (e.type === 'postPaid') {
-      plan.ledger!.push({ tenantId: r.tenant_id, livemode: r.livemode, kind: 'service_payment.paid', refType: 'service_payment', refId: r.id, memo: `${r.biller_code} bill`, lines: billPaidLines(r.biller_code, r.currency, r.amount_minor) });
-    }
-  }
-  plan.set = set;
-  plan.history = { event: `biller.${s.state}`, data: { provider_ref: s.providerRef } };
-  plan.result = toRow({ ...r, ...set, version: r.version + 1 });
-  return plan;
+  return planAggregatorOrder(PLAN_KIND, h, cmd, env);
 }
 
 export interface BillersDeps {
@@ -106,18 +90,7 @@ export interface ServicePaymentBody {
 
 export class Billers {
   readonly def: EntityDef<HydratedSP, ServicePaymentCommand>;
-
-  readonly resolveJob = defineJob<{ servicePaymentId: string }>({
-    queue: SERVICE_PAYMENT_QUEUE,
-    name: 'service_payment.resolve',
-    shape: { servicePaymentId: 'uuid' },
-    id: (d) => `service-payment-${d.servicePaymentId}`,
-    shardKey: (d) => d.servicePaymentId,
-    transient: (e) => e instanceof OutcomeUnknown || e instanceof LockBusy,
-    run: async (d) => {
-      await this.d.actor.withLock(this.def, d.servicePaymentId, 2000, () => this.resolveLocked(d.servicePaymentId), true);
-    },
-  });
+  private readonly orders: AggregatorOrders<ServicePaymentRow, 'biller', 'paid'>;
 
   constructor(private d: BillersDeps) {
     this.def = {
@@ -129,6 +102,27 @@ export class Billers {
       hydrate: hydrateRow('service_payments', toRow),
       plan: (h, cmd, env) => planServicePayment(h, cmd, env),
     };
+    const order = (r: ServicePaymentRow) => ({ key: `sp_${r.id.replace(/-/g, '')}`, tenantId: r.tenant_id, billerCode: r.biller_code, reference: r.reference, amountMinor: r.amount_minor });
+    this.orders = new AggregatorOrders(d, {
+      def: this.def,
+      source: 'biller',
+      path: '/v1/service_payments',
+      conflict: 'service_payment.idempotency_conflict',
+      queue: SERVICE_PAYMENT_QUEUE,
+      jobName: 'service_payment.resolve',
+      connector: d.gateway.key,
+      op: 'bill.pay',
+      lookupOp: 'bill.status',
+      idAttr: 'orquesta.service_payment_id',
+      send: (r) => d.gateway.pay(order(r)),
+      status: (r) => d.gateway.status(order(r).key),
+      timeoutMessage: 'biller aggregator did not answer; the service payment stays pending',
+      logFields: () => ({}),
+    });
+  }
+
+  get resolveJob() {
+    return this.orders.resolveJob;
   }
 
   // ---- catalog and inquiry -------------------------------------------------------------------------
@@ -186,14 +180,11 @@ export class Billers {
     }
     const key = typeof keyHeader === 'string' ? keyHeader.trim() : '';
     if (!UUID.test(key)) throw new ApiError('idempotency_key_required', key ? 'Idempotency-Key must be a UUID.' : undefined);
-    const idemKey = key.toLowerCase();
     const billerCode = (body.biller_code as string).trim();
     const reference = (body.reference as string).trim();
-    const requestHash = createHash('sha256')
-      .update(canonicalJson({ biller_code: billerCode, reference, amount_minor: body.amount_minor ?? null, payment_intent_id: (body.payment_intent_id as string | undefined)?.toLowerCase() ?? null }))
-      .digest('hex');
-    const earlier = await this.byKey(p, idemKey, requestHash);
-    if (earlier) return { body: earlier, replayed: true };
+    const idem = this.orders.handle(p, key.toLowerCase(), { biller_code: billerCode, reference, amount_minor: body.amount_minor ?? null, payment_intent_id: (body.payment_intent_id as string | undefined)?.toLowerCase() ?? null });
+    const earlier = await this.orders.byKey(idem);
+    if (earlier) return { body: servicePaymentView(earlier), replayed: true };
 
     const { biller } = this.checkReference(billerCode, reference);
     this.noLive(p);
@@ -206,67 +197,16 @@ export class Billers {
     const row: ServicePaymentRow = {
       id: randomUUID(), tenant_id: p.tenantId, livemode: p.livemode, status: initialState(servicePaymentMachine), version: 0,
       biller_code: biller.code, reference, amount_minor: due.amountDueMinor, currency: due.currency,
-      payment_intent_id: (body.payment_intent_id as string | undefined)?.toLowerCase() ?? null, idempotency_key: idemKey, request_hash: requestHash,
-      provider_ref: null, failure_reason: null, created_at: at, updated_at: at,
+      payment_intent_id: (body.payment_intent_id as string | undefined)?.toLowerCase() ?? null,
+      send_started_at: null, provider_ref: null, failure_reason: null, created_at: at, updated_at: at,
     };
-    try {
-      // The lock is taken before the row exists, so a replay that finds the row waits for this execution.
-      const done = await this.d.actor.withLock(this.def, row.id, 0, async () => {
-        await this.d.actor.create(this.def, p, { create: { ...row }, history: { event: 'create', data: { biller_code: row.biller_code, amount_minor: row.amount_minor } }, result: row }, { at });
-        return this.executeLocked(row);
-      }, false);
-      return { body: servicePaymentView(done), replayed: false };
-    } catch (e) {
-      const err = e as { code?: string; constraint_name?: string };
-      if (err.code === '23505' && err.constraint_name === 'service_payments_tenant_id_livemode_idempotency_key_key') {
-        // A twin with the same key committed first.
-        const twin = await this.byKey(p, idemKey, requestHash);
-        if (twin) return { body: twin, replayed: true };
-      }
-      throw e;
-    }
-  }
-
-  /** The payment of an earlier request with this key: a conflict, or the payment (a pending one resolved first). */
-  private async byKey(p: Principal, key: string, requestHash: string) {
-    const [r] = await this.d.sql`select * from service_payments where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and idempotency_key = ${key}`;
-    if (!r) return undefined;
-    if (r.request_hash !== requestHash) throw new ApiError('service_payment.idempotency_conflict');
-    let row = toRow(r);
-    if (row.status === 'pending') row = await this.d.actor.withLock(this.def, row.id, 0, () => this.resolveLocked(row.id), false);
-    return servicePaymentView(row);
-  }
-
-  private order(r: ServicePaymentRow) {
-    return { key: `sp_${r.id.replace(/-/g, '')}`, tenantId: r.tenant_id, billerCode: r.biller_code, reference: r.reference, amountMinor: r.amount_minor };
-  }
-
-  /** A step under the lock the caller holds; `r` is the row it just read or wrote (the fence catches a stale one). */
-  private async step(r: ServicePaymentRow, state: BillState): Promise<ServicePaymentRow> {
-    return this.d.actor.runLocked<HydratedSP, ServicePaymentCommand, void, ServicePaymentRow>(this.def, undefined, r.id, { kind: 'biller', state }, { waitMs: 0, known: { row: r, clockOffsetMs: 0 } });
-  }
-
-  /** First execution (the caller holds the lock): pay, record. A lost answer leaves it pending for the reconciler. */
-  private async executeLocked(r: ServicePaymentRow): Promise<ServicePaymentRow> {
-    let state: BillState;
-    try {
-      state = await this.d.gateway.pay(this.order(r));
-    } catch (e) {
-      if (!(e instanceof OutcomeUnknown)) throw e;
-      this.d.log.warn('biller aggregator did not answer; the service payment stays pending', { service_payment_id: r.id });
-      return r;
-    }
-    return this.step(r, state);
+    const done = await this.orders.create(p, row, idem, { history: { biller_code: row.biller_code, amount_minor: row.amount_minor }, view: servicePaymentView });
+    return { body: servicePaymentView(done.row), replayed: done.replayed };
   }
 
   /** A pending payment (the caller holds the lock): ask first; pay only if the aggregator never saw it. */
-  async resolveLocked(id: string): Promise<ServicePaymentRow> {
-    const h = await this.def.hydrate(this.d.sql, id, undefined);
-    if (!h) throw new ApiError('service_payment.not_found');
-    if (h.row.status !== 'pending') return h.row;
-    const known = await this.d.gateway.status(this.order(h.row).key);
-    if (known) return this.step(h.row, known);
-    return this.executeLocked(h.row);
+  resolveLocked(id: string): Promise<ServicePaymentRow> {
+    return this.orders.resolveLocked(id);
   }
 
   async get(p: Principal, id: string) {
@@ -283,17 +223,6 @@ export class Billers {
   }
 
   capability(): Capability {
-    const sql = this.d.sql;
-    return {
-      name: 'billers',
-      jobs: [this.resolveJob],
-      reconcilers: [
-        reconciler(
-          'service payments left pending (a crash or a lost answer)',
-          () => staleRows(sql, { table: 'service_payments' }),
-          (r) => jobRequest(this.resolveJob, { servicePaymentId: r.id as string }),
-        ),
-      ],
-    };
+    return { name: 'billers', ...this.orders.capability() };
   }
 }

@@ -3,9 +3,11 @@
 // has the choices.
 //
 // - POST /v1/recharges checks in the spec's order (live key first: nothing stored or booked).
-//   Idempotency is the endpoint's own: the key is a column of the row; same key + same product,
-//   phone and payment intent replays; other data is 409 recharge.idempotency_conflict; a replay
-//   while an execution holds the recharge's lock is 409 recharge.retry_conflict.
+//   A recharge is an aggregator order (actors/aggregator-orders.ts, shared with service payments):
+//   the endpoint validates its key itself and keeps it in the kernel's idempotency record, written
+//   with the recharge; same key + same product, phone and payment intent replays; other data is
+//   409 recharge.idempotency_conflict; a replay while an execution holds the recharge's lock is 409
+//   recharge.retry_conflict.
 // - Never delivered twice: the row is committed `pending` under the entity's lock, then
 //   `send_started_at` is committed before the aggregator is called with a key derived from the
 //   id. A timeout leaves it `pending`; a replay (or the reconciler) asks the aggregator first and
@@ -19,26 +21,25 @@
 //   movement (a re-read or a second reader makes no second event).
 import { accounts } from '../kernel/accounts.js';
 import { createHash, randomUUID } from 'node:crypto';
-import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
+import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
-import { clockOf, hydrateRow, LockBusy, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
-import { initialState, machineStep } from '../kernel/machine-step.js';
+import { initialState } from '../kernel/machine-step.js';
 import { appendEvent } from '../kernel/outbox.js';
 import type { Principal } from '../kernel/principal.js';
 import type { SecretBox } from '../kernel/secret-box.js';
-import { ATTR, inSpan, SpanKind } from '../kernel/tracing.js';
-import { reportDay, type BagAccount, type BagMovement, type ProductInfo, type RechargeAggregator, type RechargeState } from '../connectors/recharge/aggregator.js';
+import { reportDay, type BagAccount, type BagMovement, type ProductInfo, type RechargeAggregator } from '../connectors/recharge/aggregator.js';
 import { rechargeMachine } from '../machines/recharge.js';
-import { OutcomeUnknown } from '../kernel/outbound.js';
+import { AggregatorOrders, planAggregatorOrder, type AggregatorOrderCommand, type AggregatorOrderPlanKind, type AggregatorOrderRow } from './aggregator-orders.js';
 
 export const RECHARGE_QUEUE = 'recharge';
 export const BAG_READ_EVERY_MS = 15 * 60_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export interface RechargeRow extends EntityRow {
+export interface RechargeRow extends AggregatorOrderRow {
   carrier_code: string;
   product_code: string;
   phone_sealed: string;
@@ -47,16 +48,10 @@ export interface RechargeRow extends EntityRow {
   merchant_commission_minor: number;
   currency: string;
   payment_intent_id: string | null;
-  idempotency_key: string;
   order_key: string;
-  send_started_at: Date | null;
-  provider_ref: string | null;
-  failure_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 type HydratedRecharge = Hydrated<RechargeRow>;
-export type RechargeCommand = { kind: 'send_started' } | { kind: 'aggregator'; state: RechargeState };
+export type RechargeCommand = AggregatorOrderCommand<'aggregator', 'delivered'>;
 
 const toRow = (r: Record<string, unknown>): RechargeRow => ({
   ...(r as unknown as RechargeRow),
@@ -98,31 +93,19 @@ export const rechargeDeliveredLines = (carrier: string, currency: string, face: 
   { account: accounts.merchantRechargeIncome, currency, amountMinor: -commission },
 ];
 
-/** A recharge's step: pure. */
+const PLAN_KIND: AggregatorOrderPlanKind<RechargeRow, 'aggregator', 'delivered'> = {
+  machine: rechargeMachine,
+  source: 'aggregator',
+  toRow,
+  entry: (r) => ({
+    tenantId: r.tenant_id, livemode: r.livemode, kind: 'recharge.delivered', refType: 'recharge', refId: r.id, memo: `${r.product_code} to ${r.phone_masked}`,
+    lines: rechargeDeliveredLines(r.carrier_code, r.currency, r.face_amount_minor, r.merchant_commission_minor),
+  }),
+};
+
+/** A recharge's step: pure (the aggregator order's plan with the spec's recharge entry). */
 export function planRecharge(h: HydratedRecharge, cmd: RechargeCommand, env: StepEnv): Plan<RechargeRow> {
-  const r = h.row;
-  if (r.status !== 'pending') return { result: r };
-  const event = cmd.kind === 'send_started' ? { type: 'send_started' } : { type: cmd.state.state === 'delivered' ? 'aggregator.delivered' : 'aggregator.failed' };
-  const step = machineStep(rechargeMachine, r.status, undefined, event);
-  const set: Record<string, unknown> = { updated_at: env.at };
-  const plan: Plan<RechargeRow> = { ledger: [], result: r };
-  const s = cmd.kind === 'aggregator' ? cmd.state : undefined;
-  for (const e of step.effects) {
-    if (e.type === 'markSending') set.send_started_at = env.at;
-    else if (e.type === 'recordProvider' && s) set.provider_ref = s.providerRef;
-    else if (e.type === 'recordFailure' && s?.state === 'failed') set.failure_reason = s.reason;
-    else if (e.type === 'postDelivered') {
-      plan.ledger!.push({
-        tenantId: r.tenant_id, livemode: r.livemode, kind: 'recharge.delivered', refType: 'recharge', refId: r.id, memo: `${r.product_code} to ${r.phone_masked}`,
-        lines: rechargeDeliveredLines(r.carrier_code, r.currency, r.face_amount_minor, r.merchant_commission_minor),
-      });
-    }
-  }
-  if (step.value !== r.status) set.status = step.value;
-  plan.set = set;
-  plan.history = { event: event.type, data: s ? { provider_ref: s.providerRef } : undefined };
-  plan.result = toRow({ ...r, ...set, version: r.version + 1 });
-  return plan;
+  return planAggregatorOrder(PLAN_KIND, h, cmd, env);
 }
 
 /** The event id of a movement's deposit event: derived from the movement (a UUID of its name). */
@@ -174,19 +157,7 @@ export interface RechargeBody {
 
 export class Recharges {
   readonly def: EntityDef<HydratedRecharge, RechargeCommand>;
-
-  readonly resolveJob = defineJob<{ rechargeId: string }>({
-    queue: RECHARGE_QUEUE,
-    name: 'recharge.resolve',
-    shape: { rechargeId: 'uuid' },
-    id: (d) => `recharge-${d.rechargeId}`,
-    shardKey: (d) => d.rechargeId,
-    transient: (e) => e instanceof OutcomeUnknown || e instanceof LockBusy,
-    run: async (d) => {
-      const r = await this.d.actor.withLock(this.def, d.rechargeId, 2000, () => this.resolveLocked(d.rechargeId), true);
-      return { status: r.status };
-    },
-  });
+  private readonly orders: AggregatorOrders<RechargeRow, 'aggregator', 'delivered'>;
 
   readonly bagJob = defineJob<Record<string, never>>({
     queue: RECHARGE_QUEUE,
@@ -206,6 +177,32 @@ export class Recharges {
       hydrate: hydrateRow('recharges', toRow),
       plan: (h, cmd, env) => planRecharge(h, cmd, env),
     };
+    const aggregator = d.aggregator;
+    this.orders = new AggregatorOrders(d, {
+      def: this.def,
+      source: 'aggregator',
+      path: '/v1/recharges',
+      conflict: 'recharge.idempotency_conflict',
+      queue: RECHARGE_QUEUE,
+      jobName: 'recharge.resolve',
+      // The aggregator calls as client spans: the connector and the recharge id only (never the phone).
+      connector: aggregator.key,
+      op: 'recharge.send',
+      lookupOp: 'recharge.status',
+      idAttr: 'orquesta.recharge_id',
+      send: (r) =>
+        aggregator.send({
+          key: r.order_key, tenantId: r.tenant_id, livemode: r.livemode, carrierCode: r.carrier_code, productCode: r.product_code,
+          phone: d.secrets.open(r.phone_sealed, phoneContext(r.id)), amountMinor: r.face_amount_minor,
+        }),
+      status: (r) => aggregator.status(r.order_key),
+      timeoutMessage: 'recharge aggregator timed out; the recharge stays pending',
+      logFields: (r) => ({ phone_masked: r.phone_masked }),
+    });
+  }
+
+  get resolveJob() {
+    return this.orders.resolveJob;
   }
 
   private now = () => (this.d.clock ? this.d.clock() : new Date());
@@ -252,7 +249,6 @@ export class Recharges {
     if (missing.length) throw new ApiError('recharge.missing_fields', `A recharge needs product_code and phone_number; missing: ${missing.join(', ')}.`);
     const key = typeof keyHeader === 'string' ? keyHeader.trim() : '';
     if (!UUID.test(key)) throw new ApiError('idempotency_key_required', key ? 'Idempotency-Key must be a UUID.' : undefined);
-    const idemKey = key.toLowerCase();
     const productCode = (body.product_code as string).trim();
     const product = this.d.aggregator.products().find((x) => x.code === productCode);
     if (!product || !product.active) throw new ApiError('recharge.product_not_found', `No active product ${JSON.stringify(productCode)}. See GET /v1/recharge-products.`);
@@ -273,8 +269,9 @@ export class Recharges {
       }
       piId = id.toLowerCase();
     }
-    const earlier = await this.byKey(p, idemKey, { productCode, phone, piId });
-    if (earlier) return { body: earlier, replayed: true };
+    const idem = this.orders.handle(p, key.toLowerCase(), { product_code: productCode, phone_number: phone, payment_intent_id: piId });
+    const earlier = await this.orders.byKey(idem);
+    if (earlier) return { body: rechargeView(earlier), replayed: true };
 
     const at = new Date();
     const id = randomUUID();
@@ -282,79 +279,16 @@ export class Recharges {
       id, tenant_id: p.tenantId, livemode: p.livemode, status: initialState(rechargeMachine), version: 0,
       carrier_code: product.carrier_code, product_code: product.code, phone_sealed: this.d.secrets.seal(phone, phoneContext(id)), phone_masked: maskPhone(phone),
       face_amount_minor: product.face_amount_minor, merchant_commission_minor: product.merchant_commission_minor, currency: product.currency,
-      payment_intent_id: piId, idempotency_key: idemKey, order_key: orderKeyFor(id), send_started_at: null, provider_ref: null, failure_reason: null,
+      payment_intent_id: piId, order_key: orderKeyFor(id), send_started_at: null, provider_ref: null, failure_reason: null,
       created_at: at, updated_at: at,
     };
-    try {
-      // The lock is taken before the row exists: a replay that finds the row meanwhile is a retry_conflict.
-      const done = await this.d.actor.withLock(this.def, id, 0, async () => {
-        await this.d.actor.create(this.def, p, {
-          create: { ...row },
-          history: { event: 'create', data: { product_code: row.product_code, face_amount_minor: row.face_amount_minor } },
-          result: row,
-        }, { at });
-        return this.executeLocked(row);
-      }, false);
-      return { body: rechargeView(done), replayed: false };
-    } catch (e) {
-      const err = e as { code?: string; constraint_name?: string };
-      if (err.code === '23505' && err.constraint_name === 'recharges_tenant_id_livemode_idempotency_key_key') {
-        const twin = await this.byKey(p, idemKey, { productCode, phone, piId });
-        if (twin) return { body: twin, replayed: true };
-      }
-      throw e;
-    }
-  }
-
-  /** The recharge of an earlier request with this key: a conflict, or the recharge (a pending one resolved with the aggregator's evidence). */
-  private async byKey(p: Principal, key: string, req: { productCode: string; phone: string; piId: string | null }) {
-    const [r] = await this.d.sql`select * from recharges where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and idempotency_key = ${key}`;
-    if (!r) return undefined;
-    let row = toRow(r);
-    const same = row.product_code === req.productCode && row.payment_intent_id === req.piId && this.d.secrets.open(row.phone_sealed, phoneContext(row.id)) === req.phone;
-    if (!same) throw new ApiError('recharge.idempotency_conflict');
-    if (row.status === 'pending') row = await this.d.actor.withLock(this.def, row.id, 0, () => this.resolveLocked(row.id), false);
-    return rechargeView(row);
-  }
-
-  /** A step under the lock the caller holds; `known` is the row it just read or wrote (the fence catches a stale one). */
-  private step(r: RechargeRow, cmd: RechargeCommand) {
-    return this.d.actor.runLocked<HydratedRecharge, RechargeCommand, void, RechargeRow>(this.def, undefined, r.id, cmd, { waitMs: 0, known: { row: r, clockOffsetMs: 0 } });
-  }
-
-  /** Sends the order (the caller holds the lock): `send_started_at` committed first; a timeout leaves it pending. */
-  private async executeLocked(r: RechargeRow): Promise<RechargeRow> {
-    const started = await this.step(r, { kind: 'send_started' });
-    let state: RechargeState;
-    try {
-      const order = {
-        key: r.order_key, tenantId: r.tenant_id, livemode: r.livemode, carrierCode: r.carrier_code, productCode: r.product_code,
-        phone: this.d.secrets.open(r.phone_sealed, phoneContext(r.id)), amountMinor: r.face_amount_minor,
-      };
-      state = await this.call(r.id, 'send', () => this.d.aggregator.send(order));
-    } catch (e) {
-      if (!(e instanceof OutcomeUnknown)) throw e;
-      this.d.log.warn('recharge aggregator timed out; the recharge stays pending', { recharge_id: r.id, phone_masked: r.phone_masked });
-      return started;
-    }
-    return this.step(started, { kind: 'aggregator', state });
-  }
-
-  /** An aggregator call as a client span: the connector and the recharge id only (never the phone). */
-  private call<T>(rechargeId: string, op: string, fn: () => Promise<T>): Promise<T> {
-    return inSpan(`connector ${this.d.aggregator.key}.recharge.${op}`, { [ATTR.connector]: this.d.aggregator.key, 'orquesta.recharge_id': rechargeId }, fn, { kind: SpanKind.CLIENT });
+    const done = await this.orders.create(p, row, idem, { history: { product_code: row.product_code, face_amount_minor: row.face_amount_minor }, view: rechargeView });
+    return { body: rechargeView(done.row), replayed: done.replayed };
   }
 
   /** A pending recharge (the caller holds the lock): ask the aggregator; send only if it never saw the order. */
-  async resolveLocked(id: string): Promise<RechargeRow> {
-    const h = await this.def.hydrate(this.d.sql, id, undefined);
-    if (!h) throw new ApiError('recharge.not_found');
-    if (h.row.status !== 'pending') return h.row;
-    if (h.row.send_started_at) {
-      const known = await this.call(id, 'status', () => this.d.aggregator.status(h.row.order_key));
-      if (known) return this.step(h.row, { kind: 'aggregator', state: known });
-    }
-    return this.executeLocked(h.row);
+  resolveLocked(id: string): Promise<RechargeRow> {
+    return this.orders.resolveLocked(id);
   }
 
   async get(p: Principal, id: string) {
@@ -444,17 +378,12 @@ export class Recharges {
 
   capability(): Capability {
     const sql = this.d.sql;
+    const orders = this.orders.capability();
     return {
       name: 'recharges',
-      jobs: [this.resolveJob, this.bagJob],
+      jobs: [...orders.jobs!, this.bagJob],
       schedules: [{ name: 'recharge-bag-reader', everyMs: BAG_READ_EVERY_MS, job: jobRequest(this.bagJob, {}) }],
-      reconcilers: [
-        reconciler(
-          'recharges left pending (a timeout, a crash)',
-          () => staleRows(sql, { table: 'recharges' }),
-          (r) => jobRequest(this.resolveJob, { rechargeId: r.id as string }),
-        ),
-      ],
+      reconcilers: orders.reconcilers,
     };
   }
 }

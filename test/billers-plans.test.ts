@@ -15,7 +15,7 @@ const env = { at, now: at, newId: () => '00000000-0000-4000-8000-000000000000' }
 const recharge = (over: Partial<RechargeRow> = {}): RechargeRow => ({
   id: '11111111-1111-4111-8111-111111111111', tenant_id: '22222222-2222-4222-8222-222222222222', livemode: false, status: 'pending', version: 3,
   carrier_code: 'telcel', product_code: 'telcel_50', phone_sealed: 'v1.x', phone_masked: '55****5678', face_amount_minor: 5000, merchant_commission_minor: 250,
-  currency: 'MXN', payment_intent_id: null, idempotency_key: 'k', order_key: 'rc_1', send_started_at: at, provider_ref: null, failure_reason: null,
+  currency: 'MXN', payment_intent_id: null, order_key: 'rc_1', send_started_at: at, provider_ref: null, failure_reason: null,
   created_at: at, updated_at: at, ...over,
 });
 
@@ -45,7 +45,7 @@ t.test('recharge plan: delivered books the spec entry with frozen amounts; faile
 t.test('service payment plan: paid books clearing against the biller; failed nothing', async (t) => {
   const row: ServicePaymentRow = {
     id: '33333333-3333-4333-8333-333333333333', tenant_id: '22222222-2222-4222-8222-222222222222', livemode: false, status: 'pending', version: 1,
-    biller_code: 'cfe', reference: '123456789012', amount_minor: 45_600, currency: 'MXN', payment_intent_id: null, idempotency_key: 'k', request_hash: 'h',
+    biller_code: 'cfe', reference: '123456789012', amount_minor: 45_600, currency: 'MXN', payment_intent_id: null, send_started_at: at,
     provider_ref: null, failure_reason: null, created_at: at, updated_at: at,
   };
   const p = planServicePayment({ row, clockOffsetMs: 0 }, { kind: 'biller', state: { state: 'paid', providerRef: 'b1' } }, env);

@@ -2,7 +2,8 @@
 // delivery and the record of its answer leaves the recharge `pending` with `send_started_at`; a
 // replay with the same key (another process) asks the aggregator and resolves it `delivered`
 // without delivering again, with one ledger entry; without a replay the worker's reconciler does
-// the same. Real service processes (node dist/ops/main.js), as test/payout-crash.test.ts. The sim
+// the same (the key's idempotency record, written with the recharge, names it). Real service
+// processes (node dist/ops/main.js), as test/payout-crash.test.ts. The sim
 // aggregator answers a phone ending in 2222 about 2 s after delivering: the window of the kill.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
@@ -34,7 +35,8 @@ t.test('SIGKILL between delivery and record: delivered once, booked once (replay
     const row = await until(
       async () => (await sql`
         select r.id, r.status, r.provider_ref, r.send_started_at, s.sends from recharges r left join sim_recharge_orders s on s.key = r.order_key
-         where r.tenant_id = ${ten.id} and r.idempotency_key = ${key}`)[0],
+          join idempotency_keys k on k.tenant_id = r.tenant_id and k.livemode = r.livemode and k.key = ${key} and k.response_body::jsonb->>'id' = r.id::text
+         where r.tenant_id = ${ten.id}`)[0],
       (r) => !!r && r.sends === 1 && r.status === 'pending' && r.send_started_at !== null && r.provider_ref === null,
       20_000,
     );
