@@ -27,7 +27,6 @@ import type { EntityLocks } from './lock.js';
 import type { Logger } from './log.js';
 import { appendEvent } from './outbox.js';
 import type { JobRegistry, JobRequest } from './jobs.js';
-import type { DomainEvent, Reactions } from './reactions.js';
 import type { Timers } from './timers.js';
 import { activeTraceId, ATTR, inSpan, SpanKind } from './tracing.js';
 
@@ -93,6 +92,22 @@ export type EntityKindDef = Pick<EntityDef<Hydrated, unknown, unknown>, 'kind' |
  * returns for the entity it changes (a paid intent pays its receivable). It is fenced, recorded
  * and emits like any step; no side door writes an entity's row by hand.
  */
+/** An entity's event as reactions see it (kernel/reactions.ts subscribes to them). */
+export interface DomainEvent {
+  type: string;
+  tenantId: string;
+  livemode: boolean;
+  /** The kind of the entity whose step emitted it (payment_intent, refund, …). */
+  entityKind: string;
+  entityId: string;
+  data: unknown;
+}
+
+/** What the actor needs of the reactions registry (kernel/reactions.ts Reactions): this file does not import it (no cycle). */
+export interface ReactionRunner {
+  run(events: readonly DomainEvent[], ctx: { tx: Sql; sql: Sql; at: Date; now: Date; after(job: JobRequest): void }): Promise<EntityPlan[]>;
+}
+
 export interface EntityPlan {
   def: EntityKindDef;
   /** The row as read (its `version` fences `set`); for a creation, its tenant and mode (`create` holds the rest). */
@@ -157,7 +172,7 @@ export interface EntityActorDeps {
   sql: Sql;
   locks: EntityLocks;
   jobs: JobRegistry;
-  reactions: Reactions;
+  reactions: ReactionRunner;
   timers: Timers;
   log: Logger;
   lockMs: number;

@@ -5,18 +5,11 @@
 // back with the step. It may issue statements with `tx` (pipelined; await one only when its result
 // decides what to do next) and ask for jobs after the commit. It must not call outside parties.
 import type { Sql } from './db.js';
-import type { EntityPlan } from './entity.js';
+import type { DomainEvent, EntityPlan } from './entity.js';
+
+export type { DomainEvent } from './entity.js';
 import type { JobRequest } from './jobs.js';
 
-export interface DomainEvent {
-  type: string;
-  tenantId: string;
-  livemode: boolean;
-  /** The kind of the entity whose step emitted it (payment_intent, refund, …). */
-  entityKind: string;
-  entityId: string;
-  data: unknown;
-}
 
 export interface ReactionContext {
   /** The step's transaction. */
