@@ -16,7 +16,7 @@
 // - item.ts: the delivery item (built once, for relay and claims alike) and the envelope;
 // - schedule.ts: the retry waits and the 72-hour rule.
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../kernel/redis.js';
 import type { Sql } from '../kernel/db.js';
 import type { Logger } from '../kernel/log.js';
 import type { Metrics } from '../kernel/metrics.js';
@@ -36,7 +36,7 @@ export { DISABLE_AFTER_MS, RETRY_WAITS_S, retryWaitSeconds } from './webhooks/sc
 
 export interface WebhookDeps {
   sql: Sql;
-  redis: Redis;
+  redis: RedisClient;
   config: LocalRuleConfig & { jobLockMs: number; webhookConcurrency: number; redisPrefix: string; relayIntervalMs: number };
   log: Logger;
   metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookLag'>;

@@ -3,7 +3,7 @@
 // (a revoked-keys set checked in the same round trip as the rate limit, plus a pub/sub message
 // that drops cached records).
 import { KEY_SHAPE, hashKey } from '../kernel/keys.js';
-import type { Redis } from 'ioredis';
+import { duplicateClient, rateLimitTag, type RedisClient } from '../kernel/redis.js';
 import type { Sql } from '../kernel/db.js';
 import { ApiError } from '../kernel/errors.js';
 import type { Principal } from '../kernel/principal.js';
@@ -14,17 +14,18 @@ interface Cached { principal: Principal | null; until: number }
 
 export class KeyStore {
   private cache = new Map<string, Cached>();
-  private sub?: Redis;
+  private sub?: RedisClient;
 
   constructor(
     private sql: Sql,
-    private redis: Redis,
+    private redis: RedisClient,
     private prefix: string,
     private cacheMs: number,
   ) {}
 
   get revokedSetKey() {
-    return `${this.prefix}:keys:revoked`;
+    // Shares the rate limiter's hash tag: its script reads this set with the counters (kernel/redis.ts).
+    return `${this.prefix}:${rateLimitTag}:keys:revoked`;
   }
   private get channel() {
     return `${this.prefix}:keys:revocations`;
@@ -32,7 +33,7 @@ export class KeyStore {
 
   /** Subscribes to revocations so cached records are dropped at once. */
   async start(): Promise<void> {
-    this.sub = this.redis.duplicate();
+    this.sub = duplicateClient(this.redis, {});
     this.sub.on('message', (_ch: string, keyId: string) => this.forgetKeyId(keyId));
     // After a reconnect we may have missed messages: forget everything.
     this.sub.on('ready', () => this.cache.clear());

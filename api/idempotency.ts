@@ -8,7 +8,7 @@
 // 409 idempotency_key_in_progress at once instead of doing the work and rolling it back.
 // Only responses of committed effects are stored; a request that failed (4xx/5xx) may be retried
 // with the same key and runs again.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../kernel/redis.js';
 import type { Sql } from '../kernel/db.js';
 import { ApiError } from '../kernel/errors.js';
 import type { Reply } from './route.js';
@@ -36,7 +36,7 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 
 export class Idempotency {
   /** `reveal` opens the values a record keeps sealed (kernel/idempotency.ts sealedInRecord) when an answer is replayed. */
-  constructor(private sql: Sql, private redis: Redis, private prefix: string, private lockMs = 60_000, private reveal?: (sealed: string, context: string) => string) {
+  constructor(private sql: Sql, private redis: RedisClient, private prefix: string, private lockMs = 60_000, private reveal?: (sealed: string, context: string) => string) {
     if (!(redis as unknown as { orqIdemRelease?: unknown }).orqIdemRelease) redis.defineCommand('orqIdemRelease', { numberOfKeys: 1, lua: RELEASE });
   }
 

@@ -7,7 +7,7 @@
 // more requests; when idle a hit goes out at the end of its turn as before). Measured on
 // bench/edge: unbounded calls cost 20 µs of server CPU per authenticated GET, one in flight
 // 13–16 µs, two 12–13 µs.
-import type { Redis } from 'ioredis';
+import { rateLimitTag, type RedisClient } from '../kernel/redis.js';
 
 const SCRIPT = `
 local out = {}
@@ -49,7 +49,7 @@ interface Batch {
 }
 
 type Callback = (err: Error | null | undefined, counts?: number[]) => void;
-type WithHit = Redis & { orqRateHits(numKeys: number, ...args: Array<string | number | Callback>): Promise<number[]> };
+type WithHit = RedisClient & { orqRateHits(numKeys: number, ...args: Array<string | number | Callback>): Promise<number[]> };
 
 export class RateLimiter {
   private r: WithHit;
@@ -62,7 +62,7 @@ export class RateLimiter {
   };
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private prefix: string,
     private revokedSetKey: string,
     private now: () => number = Date.now,
@@ -90,7 +90,7 @@ export class RateLimiter {
   /** The same as hit(), without a promise: the edge's hot path passes itself as the sink. */
   count(bucket: string, limit: number, keyId: string, sink: VerdictSink): void {
     const window = Math.floor(this.now() / WINDOW_MS);
-    const key = `${this.prefix}:rl:${bucket}:${window}`;
+    const key = `${this.prefix}:${rateLimitTag}:${bucket}:${window}`;
     let b = this.batches.get(key);
     if (!b) this.batches.set(key, (b = { key, keyId, window, sinks: [], limits: [] }));
     b.sinks.push(sink);

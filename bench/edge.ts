@@ -423,7 +423,7 @@ async function main(): Promise<number> {
   }
   if (o.only.has('health') || o.only.has('auth-get') || o.only.has('validation')) {
     const orq = await startChild<{ appPort: number; benchPort: number; key: string; keyId: string; redisPrefix: string; pid: number }>('orquesta', 'orquesta-server.js', 120_000, o.profileServer ? ['--cpu-prof', `--cpu-prof-dir=${o.profileServer}`] : []);
-    const rlPattern = `${orq.info.redisPrefix}:rl:k:${orq.info.keyId}:*`;
+    const rlPattern = `${orq.info.redisPrefix}:{rl}:k:${orq.info.keyId}:*`;
     const auth = { authorization: `Bearer ${orq.info.key}` };
     if (o.only.has('health')) {
       targets.push({

@@ -21,7 +21,7 @@ type FieldType = 'string' | 'uuid' | 'number' | 'boolean' | 'object';
 export type Shape = Record<string, `${FieldType}` | `${FieldType}?`>;
 
 export interface JobDef<D extends object = any> {
-  /** Queue kind: the job goes to `<queue>-{<shard>}` (kernel/queues.ts). */
+  /** Queue kind: the job goes to `{<queue>-<shard>}` (kernel/queues.ts). */
   readonly queue: string;
   readonly name: string;
   readonly shape: Shape;

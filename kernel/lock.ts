@@ -1,7 +1,7 @@
 // One writer per entity: a Redis lock (SET NX PX with a token, released only by its holder).
 // The Postgres row's version is the fencing token for a holder whose lock expired.
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import { ATTR, inSpan, SpanKind } from './tracing.js';
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
@@ -12,7 +12,7 @@ export interface LockMetrics {
 }
 
 export class EntityLocks {
-  constructor(private redis: Redis, private prefix: string, private metrics?: LockMetrics) {
+  constructor(private redis: RedisClient, private prefix: string, private metrics?: LockMetrics) {
     if (!(redis as unknown as { orqLockRelease?: unknown }).orqLockRelease) redis.defineCommand('orqLockRelease', { numberOfKeys: 1, lua: RELEASE });
   }
 

@@ -2,7 +2,7 @@
 // announce, with the trace context of that transaction so that their webhook deliveries join it;
 // and the wake-up that tells the relay, right after such a commit, that there is something to relay.
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 import type { Db } from './db.js';
 import { injectTrace } from './tracing.js';
 
@@ -45,7 +45,7 @@ const publishing = new Set<string>();
  * during a pass cost one more pass, not one each. A lost publish (Redis down) only means the poll
  * relays the events.
  */
-export function wakeRelay(redis: Pick<Redis, 'publish'>, prefix: string): void {
+export function wakeRelay(redis: Pick<RedisClient, 'publish'>, prefix: string): void {
   const local = localRelays.get(prefix);
   if (local) {
     let taken = false;

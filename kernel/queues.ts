@@ -1,13 +1,13 @@
-// Entity queues sharded by entity id: `<kind>-{<shard>}` (the braces are a Redis Cluster hash tag,
-// so each shard's keys live in one slot). Job ids are deterministic per piece of work, so a
+// Entity queues sharded by entity id: `{<kind>-<shard>}` (the braces are a Redis Cluster hash tag,
+// so each queue's keys live in one slot and the queues spread over the slots of a cluster). Job ids are deterministic per piece of work, so a
 // repeated enqueue (retry, reconciler) is absorbed while the first job is still queued.
 import { createHash } from 'node:crypto';
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { duplicateClient, type RedisClient } from './redis.js';
 import { injectTrace } from './tracing.js';
 
 export const shardOf = (entityId: string, shards: number) => createHash('sha1').update(entityId).digest().readUInt32BE(0) % shards;
-export const queueName = (kind: string, shard: number) => `${kind}-{${shard}}`;
+export const queueName = (kind: string, shard: number) => `{${kind}-${shard}}`;
 
 export const DEFAULT_JOB: JobsOptions = {
   attempts: 8,
@@ -19,13 +19,13 @@ export const DEFAULT_JOB: JobsOptions = {
 
 export class Queues {
   private queues = new Map<string, Queue>();
-  private connection: Redis;
+  private connection: RedisClient;
   private shardCounts = new Map<string, number>();
 
   /** `shards`: QUEUE_SHARDS, the shards of queue kinds that ask for the default (the payment spine's). */
-  constructor(redis: Redis, private prefix: string, readonly shards: number) {
+  constructor(redis: RedisClient, private prefix: string, readonly shards: number) {
     // No auto-pipelining for BullMQ: it rebuilds a Pipeline with every script per tick (measured: -35% CPU).
-    this.connection = redis.duplicate({ maxRetriesPerRequest: null, enableAutoPipelining: false });
+    this.connection = duplicateClient(redis, { maxRetriesPerRequest: null, enableAutoPipelining: false });
   }
 
   /**

@@ -1,10 +1,10 @@
 // The runtime that every capability is installed into: one job registry, one timer registry, one
 // set of reactions, one entity actor; and, in a worker process, the BullMQ workers of every queue
-// kind (`<kind>-{shard}`), the sweeper that fires due timers by their tenant's clock, the reconciler
+// kind (`{<kind>-<shard>}`), the sweeper that fires due timers by their tenant's clock, the reconciler
 // loop that re-enqueues what Postgres shows pending, and the repeatable jobs. The sweeper and the
 // reconciler depend on Postgres only, so they survive a flushed Redis.
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { duplicateClient, type RedisClient } from './redis.js';
 import type { Capability, Reconciler, Schedule } from './capability.js';
 import type { Sql } from './db.js';
 import { EntityActor } from './entity.js';
@@ -32,7 +32,7 @@ export interface RuntimeDeps {
 }
 
 export interface WorkerSettings {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   concurrency: number;
   jobLockMs: number;
@@ -108,7 +108,7 @@ export class Runtime {
     const connections: Array<{ disconnect(): void }> = [];
     const conn = () => {
       // BullMQ connections without auto-pipelining (bench/RESULTS.md: +53% deliveries/s).
-      const c = s.redis.duplicate({ maxRetriesPerRequest: null, enableAutoPipelining: false });
+      const c = duplicateClient(s.redis, { maxRetriesPerRequest: null, enableAutoPipelining: false });
       connections.push(c);
       return c;
     };

@@ -1,7 +1,7 @@
 // Assembles a process: pools, migrations, first-start state, then the API and/or the workers
 // according to ROLE. Tests build the same thing in-process (port 0).
 import { hostname } from 'node:os';
-import { Redis } from 'ioredis';
+import { createRedisClient, type RedisClient } from '../kernel/redis.js';
 import { KeyStore } from '../api/auth.js';
 import type { AppDeps } from './deps.js';
 import { createEdge, type Edge } from '../api/edge.js';
@@ -61,8 +61,8 @@ export interface RunningApp {
   stop(): Promise<void>;
 }
 
-export function createRedis(config: Config): Redis {
-  return new Redis(config.redisUrl, { enableAutoPipelining: true, maxRetriesPerRequest: 2, lazyConnect: false });
+export function createRedis(config: Config): RedisClient {
+  return createRedisClient({ url: config.redisUrl, clusterNodes: config.redisClusterNodes }, { enableAutoPipelining: true, maxRetriesPerRequest: 2, lazyConnect: false });
 }
 
 export async function startApp(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningApp> {

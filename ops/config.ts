@@ -11,6 +11,8 @@ export interface Config {
   readonly databaseUrl: string;
   readonly replicaDatabaseUrl?: string;
   readonly redisUrl: string;
+  /** REDIS_CLUSTER_NODES (`host:port,…`): a Redis Cluster instead of REDIS_URL's single Redis (kernel/redis.ts). */
+  readonly redisClusterNodes: readonly string[];
   /** Prefix of every Redis key (BullMQ queues, locks, rate limits) so tests and deployments can share a server. */
   readonly redisPrefix: string;
   readonly adminKey?: string;
@@ -91,6 +93,7 @@ const schema = {
     databaseUrl: { type: 'string', pattern: '^postgres(ql)?://' },
     replicaDatabaseUrl: { type: 'string', pattern: '^postgres(ql)?://' },
     redisUrl: { type: 'string', pattern: '^rediss?://' },
+    redisClusterNodes: { type: 'array', items: { type: 'string', pattern: '^(\\[[0-9a-fA-F:]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$' } },
     redisPrefix: { type: 'string', pattern: '^[A-Za-z0-9_:-]+$' },
     adminKey: { type: 'string', minLength: 16 },
     publicBaseUrl: { type: 'string', pattern: '^https?://[^/]+' },
@@ -194,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: opt(env, 'DATABASE_URL') ?? `postgres://postgres@127.0.0.1:5432/${nodeEnv === 'test' ? 'orquesta_test' : 'orquesta'}`,
     replicaDatabaseUrl: opt(env, 'REPLICA_DATABASE_URL'),
     redisUrl: opt(env, 'REDIS_URL') ?? 'redis://127.0.0.1:6379/0',
+    redisClusterNodes: list(env, 'REDIS_CLUSTER_NODES'),
     redisPrefix: opt(env, 'REDIS_PREFIX') ?? (nodeEnv === 'test' ? 'orq_test' : 'orq'),
     adminKey: opt(env, 'ADMIN_KEY'),
     publicBaseUrl: (opt(env, 'PUBLIC_BASE_URL') ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),

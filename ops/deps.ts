@@ -1,7 +1,7 @@
 // What a process holds: the edge's services (api/services.ts: what handlers may call, and api/edge/deps.ts
 // EdgeDeps: what the edge itself uses) and, beside
 // them, the pools and shared machinery that only ops/, the workers and the actors' wiring use.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../kernel/redis.js';
 import type { Config } from './config.js';
 import type { Sql } from '../kernel/db.js';
 import type { EdgeDeps } from '../api/edge.js';
@@ -17,7 +17,7 @@ export interface AppDeps extends EdgeDeps {
   readonly sql: Sql;
   /** Pool for lag-tolerant reads; the primary when no replica is configured. */
   readonly readSql: Sql;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly queues: Queues;
   /** Jobs, timers, reactions and the entity actor of every installed capability. */
   readonly runtime: Runtime;

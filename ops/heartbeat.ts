@@ -1,10 +1,10 @@
 // Worker liveness for /status: each worker process refreshes its score in a Redis sorted set.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../kernel/redis.js';
 
 export const HEARTBEAT_MS = 5_000;
 export const STALE_MS = 15_000;
 
-export function startHeartbeat(redis: Redis, prefix: string, id: string): () => Promise<void> {
+export function startHeartbeat(redis: RedisClient, prefix: string, id: string): () => Promise<void> {
   const key = `${prefix}:workers`;
   const beat = () => redis.zadd(key, Date.now(), id).catch(() => {});
   void beat();
@@ -17,7 +17,7 @@ export function startHeartbeat(redis: Redis, prefix: string, id: string): () => 
 }
 
 /** Workers seen within STALE_MS, and when the last one beat. */
-export async function liveWorkers(redis: Redis, prefix: string): Promise<{ count: number; last?: number }> {
+export async function liveWorkers(redis: RedisClient, prefix: string): Promise<{ count: number; last?: number }> {
   const key = `${prefix}:workers`;
   const now = Date.now();
   await redis.zremrangebyscore(key, 0, now - 10 * STALE_MS);

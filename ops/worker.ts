@@ -1,4 +1,4 @@
-// The worker role: the runtime's BullMQ workers for every capability's queues (`<kind>-{n}`), the
+// The worker role: the runtime's BullMQ workers for every capability's queues (`{<kind>-<n>}`), the
 // timer sweeper and the reconciler (kernel/runtime.ts), the webhook relay and delivery dispatcher
 // (actors/webhook-delivery.ts), and the heartbeat /status reads.
 import type { Runtime } from '../kernel/runtime.js';

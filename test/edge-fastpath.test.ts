@@ -55,7 +55,7 @@ t.test('rate-limit counts stay exact when hits queue behind a call in flight', a
     if (keys.length) await redis.del(...keys);
     redis.disconnect();
   });
-  const revoked = `${prefix}:keys:revoked`;
+  const revoked = `${prefix}:{rl}:keys:revoked`;
   await redis.sadd(revoked, 'gone');
   // A fixed clock in the middle of a window: every hit falls in the same window.
   const now = () => 1_000_000 * 60_000 + 30_000;
@@ -75,7 +75,7 @@ t.test('rate-limit counts stay exact when hits queue behind a call in flight', a
   t.ok(v.filter((_, i) => i % 42 === 40).every((x) => x.revoked && !x.allowed), 'a revoked key is refused');
   t.ok(v.filter((_, i) => i % 42 === 41).every((x) => x.allowed && !x.revoked), 'an IP bucket');
   t.ok(v.every((x) => x.retryAfter === 30), 'Retry-After is the rest of the window');
-  t.equal(await redis.get(`${prefix}:rl:k:a:1000000`), '120', 'every hit counted in Redis');
+  t.equal(await redis.get(`${prefix}:{rl}:k:a:1000000`), '120', 'every hit counted in Redis');
 });
 
 t.test('rate limiter unreachable: every waiting hit gets the error', async (t) => {

@@ -10,6 +10,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { Redis } from 'ioredis';
+import type { RedisClient } from '../kernel/redis.js';
 import { createSql } from '../kernel/db.js';
 import { createLogger } from '../kernel/log.js';
 import { appendEvent, relayWakeChannel, wakeRelay } from '../kernel/outbox.js';
@@ -48,7 +49,7 @@ async function listen(channel: string) {
   await sub.subscribe(channel);
   return {
     got,
-    async mark(via: Redis, text: string) {
+    async mark(via: Pick<Redis, "publish"> | Pick<RedisClient, "publish">, text: string) {
       const seen = new Promise<void>((done) => (waiting = { text, done }));
       await turn(); // wakeRelay publishes on the next turn: ours goes after it on the same connection
       await via.publish(channel, text);

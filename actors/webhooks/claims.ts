@@ -5,7 +5,7 @@
 // in this process, and at once when an API process publishes a wake-up after a test-clock advance.
 // Leases last JOB_LOCK_MS and are renewed every third of it while a delivery waits in memory or is
 // in flight, so a slow receiver never gets a second concurrent copy from another worker.
-import type { Redis } from 'ioredis';
+import { duplicateClient, type RedisClient } from '../../kernel/redis.js';
 import type { Sql } from '../../kernel/db.js';
 import { clockOffsetOfSql, clockOffsets, maxClockOffsetMsSql, tenantClockJoinSql } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/log.js';
@@ -20,7 +20,7 @@ const CLAIM_BATCH = 500;
 
 export interface ClaimsDeps {
   sql: Sql;
-  redis: Redis;
+  redis: RedisClient;
   log: Logger;
   /** Channel of the wake-ups published after a test-clock advance (`<prefix>:wh:wake`). */
   wakeChannel: string;
@@ -31,7 +31,7 @@ export interface ClaimsDeps {
 }
 
 export class Claims {
-  private sub?: Redis;
+  private sub?: RedisClient;
   private renewTimer?: NodeJS.Timeout;
   private retryTimer?: NodeJS.Timeout;
   private retryAt = Infinity;
@@ -45,7 +45,7 @@ export class Claims {
   async start() {
     const { d } = this;
     this.renewTimer = setInterval(() => void this.renew().catch((e) => d.log.warn('renewing webhook delivery leases failed', { err: e })), Math.max(200, Math.floor(d.lease.ms / 3)));
-    this.sub = d.redis.duplicate({ enableAutoPipelining: false });
+    this.sub = duplicateClient(d.redis, { enableAutoPipelining: false });
     this.sub.on('message', (_channel: string, tenantId: string) => void this.sweepOnce({ tenantId: tenantId || undefined }).catch((e) => d.log.warn('webhook sweep after a wake-up failed', { err: e })));
     this.sub.on('error', (e) => d.log.warn('webhook wake-up subscription error', { err: e }));
     await this.sub.subscribe(d.wakeChannel);

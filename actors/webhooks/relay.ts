@@ -4,7 +4,7 @@
 // commit, handed to its dispatcher in memory with body, URL and secrets already read (no query per
 // delivery). `RelayLoop` runs it: at once when a commit wakes it (kernel/outbox.ts `wakeRelay`),
 // and every RELAY_INTERVAL_MS as the safety net.
-import type { Redis } from 'ioredis';
+import { duplicateClient, type RedisClient } from '../../kernel/redis.js';
 import type { Sql } from '../../kernel/db.js';
 import { clockOffsetOfSql, tenantClockJoinSql, tenantOffsetMsSql } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/log.js';
@@ -106,7 +106,7 @@ export interface RelayLoopDeps {
   relayOnce(batch: number): Promise<number>;
   /** False while the relay would relay nothing (backpressure): a wake-up is then left to other processes. */
   accepting?(): boolean;
-  redis: Redis;
+  redis: RedisClient;
   /** The deployment's Redis prefix: the wake-up channel's and the in-process registration's. */
   prefix: string;
   /** The poll (RELAY_INTERVAL_MS): the safety net for lost wake-ups and for writers that send none. */
@@ -130,7 +130,7 @@ export class RelayLoop {
   private again = false;
   private woken?: NodeJS.Immediate;
   private timer?: NodeJS.Timeout;
-  private sub?: Redis;
+  private sub?: RedisClient;
   private unregister?: () => void;
 
   constructor(private readonly d: RelayLoopDeps) {}
@@ -141,7 +141,7 @@ export class RelayLoop {
     this.stopped = false;
     this.timer = setInterval(() => void this.now(), d.intervalMs);
     this.unregister = onRelayWake(d.prefix, () => this.wake());
-    this.sub = d.redis.duplicate({ enableAutoPipelining: false });
+    this.sub = duplicateClient(d.redis, { enableAutoPipelining: false });
     this.sub.on('message', () => void this.wake());
     this.sub.on('error', (e) => d.log.warn('relay wake-up subscription error', { err: e }));
     await this.sub.subscribe(relayWakeChannel(d.prefix));

@@ -11,6 +11,31 @@ import { loadConfig, type Config } from '../../ops/config.js';
 import { projectRoot } from '../../ops/paths.js';
 import { startApp, type RunningApp } from '../../ops/app.js';
 import { createLogger } from '../../kernel/log.js';
+import { isCluster, type RedisClient } from '../../kernel/redis.js';
+
+/** The test Redis Cluster that `npm test` starts when absent (ops/preflight.ts): three local masters. */
+export const testClusterNodes = process.env.TEST_REDIS_CLUSTER_NODES || '127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003';
+
+/** The two Redis deployments a test can run on (REDIS_CLUSTER_NODES switches, kernel/redis.ts). */
+export const redisModes: ReadonlyArray<{ name: string; env: Record<string, string> }> = [
+  { name: 'single Redis', env: { REDIS_CLUSTER_NODES: '' } },
+  { name: 'Redis Cluster', env: { REDIS_CLUSTER_NODES: testClusterNodes } },
+];
+
+/** Every key of a prefix: SCAN on each master of a Cluster (a SCAN sees one node), or on the one Redis. */
+export async function scanPrefix(redis: RedisClient, prefix: string): Promise<string[]> {
+  const nodes = isCluster(redis) ? redis.nodes('master') : [redis];
+  const out: string[] = [];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      out.push(...keys);
+    } while (cursor !== '0');
+  }
+  return out;
+}
 
 export interface Res<T = any> {
   status: number;
@@ -101,14 +126,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       return { id: r.body.id, testKey: test.key, liveKey: live.key, testKeyId: test.id, liveKeyId: live.id };
     },
     async stop() {
-      const redis = app.deps.redis;
       try {
-        let cursor = '0';
-        do {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${config.redisPrefix}:*`, 'COUNT', 500);
-          cursor = next;
-          if (keys.length) await redis.del(...keys);
-        } while (cursor !== '0');
+        await flushPrefix(app.deps.redis, config.redisPrefix);
       } catch {
         /* Redis may be down on purpose in this test */
       }
@@ -130,7 +149,7 @@ export function serviceProcesses(env: Record<string, string>) {
   return {
     procs,
     start(extra: Record<string, string> = {}): ChildProcess {
-      const p = spawn(process.execPath, [join(projectRoot, 'dist', 'ops', 'main.js')], { env: { ...base, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] });
+      const p = spawn(process.execPath, [join(projectRoot, 'dist', 'ops', 'main.js')], { env: { ...base, ...extra }, stdio: ['ignore', process.env.DEBUG_PROCS ? 'inherit' : 'ignore', 'inherit'] });
       procs.add(p);
       p.on('exit', () => procs.delete(p));
       return p;
@@ -147,13 +166,14 @@ export const sharedWith = (a: TestApp): Record<string, string> => ({
   ADMIN_KEY: a.adminKey,
   DATABASE_URL: a.config.databaseUrl,
   REDIS_URL: a.config.redisUrl,
+  REDIS_CLUSTER_NODES: a.config.redisClusterNodes.join(','),
 });
 
 /**
  * Waits until the worker process `pid` beats (ops/heartbeat.ts): its queues' workers exist by then.
  * A fixed sleep is not enough on a loaded machine (a worker's boot took 0.7 s to 6 s here).
  */
-export async function waitForWorker(redis: import('ioredis').Redis, prefix: string, proc: ChildProcess, timeoutMs = 60_000): Promise<void> {
+export async function waitForWorker(redis: RedisClient, prefix: string, proc: ChildProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const pid = proc.pid!;
   while (Date.now() < deadline) {
@@ -204,13 +224,9 @@ export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms =
 }
 
 /** Deletes every Redis key of a prefix (a test's own: "Redis lost everything"); returns how many. */
-export async function flushPrefix(redis: import('ioredis').Redis, prefix: string): Promise<number> {
-  let cursor = '0';
-  let n = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) n += await redis.del(...keys);
-  } while (cursor !== '0');
-  return n;
+export async function flushPrefix(redis: RedisClient, prefix: string): Promise<number> {
+  const keys = await scanPrefix(redis, prefix);
+  // One DEL per key: on a Cluster a multi-key DEL must stay within one hash slot.
+  const deleted = await Promise.all(keys.map((k) => redis.del(k)));
+  return deleted.reduce((a, b) => a + b, 0);
 }

@@ -1,0 +1,7 @@
+// Killing the delivery worker in the middle of a fan-out loses nothing: every event reaches every
+// endpoint at least once afterwards (duplicates are allowed: receivers dedupe on event_id).
+import t from 'tap';
+import { redisModes } from './helpers/app.js';
+import { deliveryWorkerKilledMidFanOut } from './helpers/webhook-crash-scenario.js';
+
+t.test('SIGKILL of the delivery worker mid fan-out: every event delivered at least once (Redis Cluster)', (t) => deliveryWorkerKilledMidFanOut(t, redisModes[1].env));
