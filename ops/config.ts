@@ -13,6 +13,8 @@ export interface Config {
   readonly redisUrl: string;
   /** REDIS_CLUSTER_NODES (`host:port,…`): a Redis Cluster instead of REDIS_URL's single Redis (kernel/redis.ts). */
   readonly redisClusterNodes: readonly string[];
+  /** ORQ_BANNER=off: no start banner (ops/start.mjs sets it on all but the first of several processes). */
+  readonly banner: boolean;
   /** Prefix of every Redis key (BullMQ queues, locks, rate limits) so tests and deployments can share a server. */
   readonly redisPrefix: string;
   readonly adminKey?: string;
@@ -93,6 +95,7 @@ const schema = {
     databaseUrl: { type: 'string', pattern: '^postgres(ql)?://' },
     replicaDatabaseUrl: { type: 'string', pattern: '^postgres(ql)?://' },
     redisUrl: { type: 'string', pattern: '^rediss?://' },
+    banner: { type: 'boolean' },
     redisClusterNodes: { type: 'array', items: { type: 'string', pattern: '^(\\[[0-9a-fA-F:]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$' } },
     redisPrefix: { type: 'string', pattern: '^[A-Za-z0-9_:-]+$' },
     adminKey: { type: 'string', minLength: 16 },
@@ -198,6 +201,7 @@ export function loadConfig(env: Env = process.env): Config {
     replicaDatabaseUrl: opt(env, 'REPLICA_DATABASE_URL'),
     redisUrl: opt(env, 'REDIS_URL') ?? 'redis://127.0.0.1:6379/0',
     redisClusterNodes: list(env, 'REDIS_CLUSTER_NODES'),
+    banner: opt(env, 'ORQ_BANNER') !== 'off',
     redisPrefix: opt(env, 'REDIS_PREFIX') ?? (nodeEnv === 'test' ? 'orq_test' : 'orq'),
     adminKey: opt(env, 'ADMIN_KEY'),
     publicBaseUrl: (opt(env, 'PUBLIC_BASE_URL') ?? `http://127.0.0.1:${port}`).replace(/\/+$/, ''),

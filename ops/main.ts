@@ -27,7 +27,7 @@ try {
   process.stderr.write(`\norquesta could not start: ${(e as Error).message}\n`);
   process.exit(1);
 }
-printBanner(config, app);
+if (config.banner) printBanner(config, app); // ops/start.mjs: one banner for several processes
 (await import('./safety-net.js')).installSafetyNet(log);
 
 let shuttingDown = false;
