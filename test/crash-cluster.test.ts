@@ -6,4 +6,7 @@ import t from 'tap';
 import { redisModes } from './helpers/app.js';
 import { workersKilledMidRun } from './helpers/crash-scenario.js';
 
+// Service processes boot here: more than tap's default 120 s on a loaded machine.
+t.setTimeout(300_000);
+
 t.test('SIGKILL of workers mid-run loses nothing and charges nothing twice (Redis Cluster)', (t) => workersKilledMidRun(t, redisModes[1].env));

@@ -21,6 +21,9 @@ const PATTERNS: Array<{ re: RegExp; group: (m: RegExpExecArray) => string | null
   { re: /^(\{[a-z_-]+-\d+\}):/, group: (m) => `queue ${m[1]}`, what: 'BullMQ queues, their jobs and job schedulers' },
 ];
 
+// Service processes boot here: more than tap's default 120 s on a loaded machine.
+t.setTimeout(300_000);
+
 t.test('on a Redis Cluster: every key pattern known, every multi-key group in one slot, the money path and webhooks work', async (t) => {
   const rx = await startReceiver();
   const a = await startTestApp({ ...cluster.env, ROLE: 'all', WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1', RATE_LIMIT_V1_PER_MIN: '100000', SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });

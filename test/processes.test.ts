@@ -1,0 +1,80 @@
+// `npm start -- --api 2 --workers 1` (ops/processes.ts): two API processes listen on the one port
+// (SO_REUSEPORT), the worker beats, and an API process killed with SIGKILL leaves the port answering
+// while the supervisor starts it again.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { supervise } from '../ops/processes.js';
+import { projectRoot } from '../ops/paths.js';
+import { freePort, httpCall, testConfig, until } from './helpers/app.js';
+
+/** PIDs listening on 127.0.0.1:port (ss from iproute2), or null where ss is missing. */
+function listeners(port: number): number[] | null {
+  try {
+    const out = execFileSync('ss', ['-Hltnp', `sport = :${port}`], { encoding: 'utf8' });
+    return [...out.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
+  } catch {
+    return null;
+  }
+}
+
+// Three service processes boot here, one of them twice: more than tap's default 120 s on a loaded machine.
+t.setTimeout(300_000);
+
+t.test('two API processes on one port and a worker, under the supervisor', async (t) => {
+  const base = testConfig();
+  const port = await freePort();
+  const restarts: string[] = [];
+  const s = supervise({
+    main: join(projectRoot, 'dist', 'ops', 'main.js'),
+    cwd: projectRoot,
+    stdio: process.env.DEBUG_PROCS ? 'inherit' : 'ignore',
+    restartMs: 200,
+    apis: 2,
+    workers: 1,
+    onExit: (role, i, how) => restarts.push(`${role}${i}:${how}`),
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'error',
+      PORT: String(port),
+      DATABASE_URL: base.databaseUrl,
+      REDIS_URL: base.redisUrl,
+      REDIS_PREFIX: `orq_test_sup_${randomBytes(3).toString('hex')}`,
+      ADMIN_KEY: base.adminKey,
+      STATE_DIR: mkdtempSync(join(tmpdir(), 'orq-sup-')),
+      SEED_DEMO_TENANT: 'false',
+    },
+  });
+  t.teardown(() => s.stop('SIGKILL'));
+  const url = `http://127.0.0.1:${port}`;
+  const apis = () => s.running().filter((r) => r.role === 'api').map((r) => r.proc.pid!);
+  t.equal(apis().length, 2, 'two API processes');
+  t.equal(s.running().filter((r) => r.role === 'worker').length, 1, 'one worker process');
+
+  // Both API processes listen on the same port (the kernel balances new connections between them).
+  const seen = await until(async () => listeners(port), (l) => l === null || apis().every((p) => l.includes(p)), 90_000);
+  if (seen === null) t.comment('ss (iproute2) is not installed: listeners not checked');
+  else t.same([...seen].sort(), [...apis()].sort(), 'both API processes listen on the port');
+  const status = await until(() => httpCall(`${url}/status`, 'GET', {}).then((r) => JSON.parse(r.text)), (b) => b.worker?.processes === 1, 60_000);
+  t.equal(status.worker.status, 'ok', 'the worker beats');
+
+  // One API process dies: the port keeps answering, and the supervisor starts a new one.
+  const victim = apis()[0];
+  process.kill(victim, 'SIGKILL');
+  // A connection already queued on the dead process's listening socket is reset (SO_REUSEPORT has no
+  // hand-over between sockets): a client's retry reaches the survivor. So: every request answered
+  // by its first or second try.
+  const live = () => httpCall(`${url}/health/live`, 'GET', {}).then((r) => r.status, () => 0);
+  let answered = 0;
+  for (let i = 0; i < 20; i++) if ((await live()) === 200 || (await live()) === 200) answered++;
+  t.equal(answered, 20, 'every request answered by the surviving process (at most one retry)');
+  const after = await until(async () => apis(), (a) => a.length === 2 && !a.includes(victim), 30_000);
+  t.notOk(after.includes(victim), 'a new API process replaced the killed one');
+  t.match(restarts.join(','), /api0:SIGKILL/, 'the supervisor saw the death');
+  const again = await until(async () => listeners(port), (l) => l === null || after.every((p) => l.includes(p)), 90_000);
+  if (again !== null) t.same([...again].sort(), [...after].sort(), 'the new process listens on the same port');
+});
