@@ -4,7 +4,7 @@
 // loop that re-enqueues what Postgres shows pending, and the repeatable jobs. The sweeper and the
 // reconciler depend on Postgres only, so they survive a flushed Redis.
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { duplicateClient, type RedisClient } from './redis.js';
+import { duplicateClient, isCluster, type RedisClient } from './redis.js';
 import type { Capability, Reconciler, Schedule } from './capability.js';
 import type { Sql } from './db.js';
 import { EntityActor } from './entity.js';
@@ -158,7 +158,11 @@ export class Runtime {
       async stop() {
         clearInterval(sweepTimer);
         clearInterval(reconcileTimer);
-        await Promise.all(workers.map((w) => w.close()));
+        // On a Redis Cluster a graceful close leaves BullMQ's blocking connections reconnecting (its
+        // cluster reconnect races the close: sockets stay open, measured); a forced close does not. A job
+        // in flight then is taken over when its lock expires, as after a crash (every job is fenced).
+        const force = isCluster(s.redis);
+        await Promise.all(workers.map((w) => w.close(force)));
         for (const c of connections) c.disconnect();
       },
     };
