@@ -4,7 +4,7 @@
 // trace id. BullMQ itself keeps no finished job (removeOnComplete/removeOnFail: Postgres is the
 // truth and the reconcilers rebuild lost work), so this is the only record of attempts and
 // errors. Appending is fire-and-forget after the run: it never delays or fails a job.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis.js';
 
 export interface JobRun {
   job_id: string;
@@ -37,7 +37,7 @@ export function entitiesOf(data: unknown): string[] {
 
 export class JobHistory {
   constructor(
-    private redis: Redis,
+    private redis: RedisClient,
     private prefix: string,
     /** Entries kept per entity, and for how long after the last one (0 disables the history). */
     private opts: { max: number; ttlSeconds: number },
@@ -57,13 +57,11 @@ export class JobHistory {
     const ids = entitiesOf(data);
     if (!ids.length) return;
     const entry = JSON.stringify(run);
-    const p = this.redis.multi();
+    // One MULTI per entity: each touches one key, so it stays in one hash slot on a Redis Cluster.
     for (const id of ids) {
-      p.lpush(this.key(id), entry);
-      p.ltrim(this.key(id), 0, this.opts.max - 1);
-      p.expire(this.key(id), this.opts.ttlSeconds);
+      const key = this.key(id);
+      this.redis.multi().lpush(key, entry).ltrim(key, 0, this.opts.max - 1).expire(key, this.opts.ttlSeconds).exec().catch(() => {});
     }
-    p.exec().catch(() => {});
   }
 
   /** The runs recorded for an entity, oldest first. */

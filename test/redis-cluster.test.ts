@@ -18,6 +18,7 @@ const PATTERNS: Array<{ re: RegExp; group: (m: RegExpExecArray) => string | null
   { re: /^lock:/, group: () => null, what: 'entity locks' },
   { re: /^idem:/, group: () => null, what: 'idempotency in-progress markers' },
   { re: /^workers$/, group: () => null, what: 'worker heartbeats' },
+  { re: /^jobhist:/, group: () => null, what: 'job history per entity (one MULTI per key)' },
   { re: /^(\{[a-z_-]+-\d+\}):/, group: (m) => `queue ${m[1]}`, what: 'BullMQ queues, their jobs and job schedulers' },
 ];
 
