@@ -1,10 +1,10 @@
 // The probes of the health routes (api/services.ts Health): the pools, Redis and the workers' heartbeats.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../kernel/redis.js';
 import type { Health } from '../api/services.js';
 import type { Sql } from '../kernel/db.js';
 import { liveWorkers } from './heartbeat.js';
 
-export function createHealth(d: { sql: Sql; readSql: Sql; redis: Redis; redisPrefix: string }): Health {
+export function createHealth(d: { sql: Sql; readSql: Sql; redis: RedisClient; redisPrefix: string }): Health {
   const { sql, readSql, redis } = d;
   return {
     database: () => sql`select 1`,
