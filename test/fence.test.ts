@@ -139,8 +139,10 @@ t.test('two writers of one refund: the stale one is fenced and retries from fres
   const out = await a.app.deps.runtime.actor.runLocked<any, any, any, any>(refunds.def, undefined, refundId, { kind: 'provider_outcome', outcome: { kind: 'failed', code: 'x', message: 'late' } }, { waitMs: 0, known: stale! });
   t.equal(out.status, 'succeeded', 'the retry saw the succeeded refund');
   const [row] = await sql`select status, version from refunds where id = ${refundId}`;
-  t.same([row.status, row.version], ['succeeded', 1], 'one write, not two');
+  // The first writer's execute is two steps (issue 24's ask-first: send_started marks the send, then the
+  // outcome); the late writer adds nothing.
+  t.same([row.status, row.version], ['succeeded', 2], 'the first writer\'s two steps, nothing from the late one');
   t.same((await sql`select event_type from outbox_events where entity_id = ${refundId}`).map((e) => e.event_type), ['refund.succeeded'], 'one event');
   t.equal((await sql`select id from journal_entries where ref_id = ${refundId}`).length, 1, 'one ledger entry');
-  t.same((await sql`select event from entity_history where entity_id = ${refundId} order by id`).map((e) => e.event), ['provider.succeeded'], 'one outcome in the history');
+  t.same((await sql`select event from entity_history where entity_id = ${refundId} order by id`).map((e) => e.event), ['send_started', 'provider.succeeded'], 'one outcome in the history');
 });
