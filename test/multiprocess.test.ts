@@ -91,7 +91,7 @@ t.test('2 API + 2 worker processes, a worker killed mid-run: every intent termin
   const m1 = await httpCall(`http://127.0.0.1:${w2m}/metrics`, 'GET', {});
   t.match(m1.text, /orquesta_job_duration_seconds_count\{queue="pi",name="attempt.execute",result="ok"\} \d+/, "the surviving worker's metrics show its jobs");
   const apiMetrics = await httpCall(`${apis[0]}/metrics`, 'GET', {});
-  t.match(apiMetrics.text, /orquesta_queue_depth\{queue="pi-\{0\}",state="waiting"\} \d+/, 'queue depth per queue');
+  t.match(apiMetrics.text, /orquesta_queue_depth\{queue="\{pi-0\}",state="waiting"\} \d+/, 'queue depth per queue');
   t.match(apiMetrics.text, /orquesta_outbox_lag_seconds -?\d/, 'outbox lag');
   t.match(apiMetrics.text, /orquesta_http_requests_total\{method="POST",route="\/v1\/payment_intents\/\{id\}\/confirm",status="200"\} \d+/, 'requests by route and status');
 
