@@ -111,16 +111,22 @@ export function auditView(r: Record<string, unknown>): AuditRecord {
   };
 }
 
+/** The listing's and the export's filters (every one optional). */
+function auditFilter(sql: Sql, q: Pick<AuditQuery, 'tenant_id' | 'target_id' | 'actor_id' | 'action'>) {
+  return sql`
+    ${q.tenant_id ? sql`and tenant_id = ${q.tenant_id}` : sql``}
+    ${q.target_id ? sql`and target_id = ${q.target_id}` : sql``}
+    ${q.actor_id ? sql`and actor_id = ${q.actor_id}` : sql``}
+    ${q.action ? sql`and action = ${q.action}` : sql``}`;
+}
+
 /** Newest first; operator listings: default 100, maximum 500 (spec: Limits). */
 export async function listAudit(sql: Sql, q: AuditQuery): Promise<{ object: 'list'; data: AuditRecord[]; has_more: boolean; next_cursor?: string }> {
   const limit = Math.min(Math.max(q.limit ?? 100, 1), 500);
   const rows = await sql`
     select * from audit_log
      where true
-       ${q.tenant_id ? sql`and tenant_id = ${q.tenant_id}` : sql``}
-       ${q.target_id ? sql`and target_id = ${q.target_id}` : sql``}
-       ${q.actor_id ? sql`and actor_id = ${q.actor_id}` : sql``}
-       ${q.action ? sql`and action = ${q.action}` : sql``}
+       ${auditFilter(sql, q)}
        ${q.before_seq !== undefined ? sql`and seq < ${q.before_seq}` : sql``}
      order by seq desc limit ${limit + 1}`;
   const data = rows.slice(0, limit).map(auditView);
@@ -143,10 +149,7 @@ export async function exportAudit(sql: Sql, q: Pick<AuditQuery, 'tenant_id' | 't
   const rows = await sql`
     select * from audit_log
      where true
-       ${q.tenant_id ? sql`and tenant_id = ${q.tenant_id}` : sql``}
-       ${q.target_id ? sql`and target_id = ${q.target_id}` : sql``}
-       ${q.actor_id ? sql`and actor_id = ${q.actor_id}` : sql``}
-       ${q.action ? sql`and action = ${q.action}` : sql``}
+       ${auditFilter(sql, q)}
      order by seq`;
   if (format === 'jsonl') return rows.map((r) => JSON.stringify(auditView(r))).join('\n') + (rows.length ? '\n' : '');
   const lines = [CSV_COLUMNS.join(',')];
