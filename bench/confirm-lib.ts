@@ -1053,3 +1053,22 @@ export function pgEvidenceTables(e: PgEvidenceReport, per: number, unit: string)
     out.push(mdTable(['table', 'seq scans', 'rows read by seq scans', `seq scans per ${unit}`, 'index scans', `rows written per ${unit}`], e.tables.map((t) => [t.name, fmt(t.seqScan), fmt(t.seqRows), fmt(t.seqScan / per, 2), fmt(t.idxScan), fmt(t.writes / per, 2)])));
   return out.join('\n\n');
 }
+
+/**
+ * A bench's entry: runs `main`, then always stops its children and runs its cleanups (newest
+ * first), also when stdout was closed (`| head`) or main threw; exits with main's code (1 on a throw).
+ */
+export async function runBench(name: string, main: () => Promise<number>, children: Children, cleanups: Array<() => Promise<unknown>> = []): Promise<never> {
+  process.stdout.on('error', () => {});
+  let code = 1;
+  try {
+    code = await main();
+  } catch (e) {
+    process.stderr.write(`${name} failed: ${(e as Error).stack ?? String(e)}\n`);
+    code = 1;
+  } finally {
+    await children.stopAll();
+    for (const c of cleanups.reverse()) await c().catch((e) => process.stderr.write(`cleanup: ${(e as Error).message}\n`));
+  }
+  process.exit(code);
+}

@@ -83,8 +83,7 @@ import {
   appBench,
   PgEvidence,
   pgEvidenceTables,
-  type PgEvidenceReport,
-} from './confirm-lib.js';
+  type PgEvidenceReport, runBench } from './confirm-lib.js';
 
 const USAGE = 'npm run bench:confirm -- [options]';
 const SPEC = {
@@ -897,16 +896,4 @@ async function main(): Promise<number> {
   return failures.length ? 1 : 0;
 }
 
-// A closed stdout (| head) must not skip the cleanup below.
-process.stdout.on('error', () => {});
-let code = 1;
-try {
-  code = await main();
-} catch (e) {
-  process.stderr.write(`bench/confirm failed: ${(e as Error).stack ?? String(e)}\n`);
-  code = 1;
-} finally {
-  await children.stopAll();
-  for (const c of cleanups.reverse()) await c().catch((e) => process.stderr.write(`cleanup: ${(e as Error).message}\n`));
-}
-process.exit(code);
+await runBench('bench/confirm', main, children, cleanups);

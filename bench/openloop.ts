@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { Pool } from 'undici';
 import { ensureDatabase } from '../kernel/db.js';
-import { Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, fmt, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, waitForQuiet } from './confirm-lib.js';
+import { Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, fmt, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, waitForQuiet, runBench } from './confirm-lib.js';
 
 const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; analyze: boolean; 'keep-db': boolean; evidence: boolean; 'max-wait': number; json?: string }>(
   process.argv.slice(2),
@@ -275,13 +275,4 @@ async function main(): Promise<number> {
   return failures.length ? 1 : 0;
 }
 
-process.stdout.on('error', () => {});
-let code = 1;
-try {
-  code = await main();
-} catch (e) {
-  process.stderr.write(`bench/openloop failed: ${(e as Error).stack ?? String(e)}\n`);
-} finally {
-  await children.stopAll();
-}
-process.exit(code);
+await runBench('bench/openloop', main, children);

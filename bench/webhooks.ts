@@ -70,8 +70,7 @@ import {
   waitForQuiet,
   type CpuReport,
   type ProfileSummary,
-  appBench,
-} from './confirm-lib.js';
+  appBench, runBench } from './confirm-lib.js';
 
 const USAGE = 'npm run bench:webhooks -- [options]';
 const SPEC = {
@@ -593,16 +592,4 @@ async function main(): Promise<number> {
   return failures.length ? 1 : 0;
 }
 
-// A closed stdout (| head) must not skip the cleanup below.
-process.stdout.on('error', () => {});
-let code = 1;
-try {
-  code = await main();
-} catch (e) {
-  process.stderr.write(`bench/webhooks failed: ${(e as Error).stack ?? String(e)}\n`);
-  code = 1;
-} finally {
-  await children.stopAll();
-  for (const c of cleanups.reverse()) await c().catch((e) => process.stderr.write(`cleanup: ${(e as Error).message}\n`));
-}
-process.exit(code);
+await runBench('bench/webhooks', main, children, cleanups);
