@@ -5,32 +5,24 @@
 // a second partial refund of the same order), and a refund that succeeded is never recorded
 // `failed` on Openpay (which refuses a second refund of a charge).
 import t from 'tap';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import type { TestApp } from './helpers/app.js';
 import { idem, until } from './helpers/activity.js';
-import { FakeConekta } from './fakes/conekta.js';
-import { FakeOpenpay } from './fakes/openpay.js';
+import { chargeCard, startWithCardFakes, type CardFakes } from './helpers/card-fakes.js';
+import type { FakeConekta } from './fakes/conekta.js';
+import type { FakeOpenpay } from './fakes/openpay.js';
 
+let fakes: CardFakes;
 let a: TestApp;
 let conekta: FakeConekta;
 let openpay: FakeOpenpay;
 t.before(async () => {
-  conekta = await new FakeConekta().start();
-  openpay = await new FakeOpenpay().start();
   // The adapters give up after 400 ms; the fakes answer a lost refund after 1500 ms (the refund is made at once).
-  a = await startTestApp({ ROLE: 'all', RECONCILE_INTERVAL_MS: '500', RATE_LIMIT_V1_PER_MIN: '100000', CONEKTA_API_URL: conekta.url, OPENPAY_SANDBOX_URL: openpay.url, CARD_TIMEOUT_MS: '400' });
+  ({ a, conekta, openpay } = fakes = await startWithCardFakes(400));
 });
-t.teardown(async () => {
-  await a.stop();
-  await conekta.stop();
-  await openpay.stop();
-});
+t.teardown(() => fakes.stop());
 
 type Ten = Awaited<ReturnType<TestApp['newTenant']>>;
-async function charge(ten: Ten, amount: number, token: string) {
-  const pi = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: amount, currency: 'MXN' }, headers: idem() });
-  await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key: ten.testKey, body: { payment_token: token, payment_method: 'card' }, headers: idem() });
-  return (await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key: ten.testKey }), (r) => ['succeeded', 'failed'].includes(r.body.status))).body;
-}
+const charge = (ten: Ten, amount: number, token: string) => chargeCard(a, ten.testKey, amount, token);
 async function refund(ten: Ten, attemptId: string, amount?: number) {
   const r = await a.call('POST', '/v1/refunds', { key: ten.testKey, body: { attempt_id: attemptId, ...(amount ? { amount_minor: amount } : {}) }, headers: idem() });
   if (r.status !== 201) throw new Error(`refund: ${r.status} ${r.text}`);

@@ -3,24 +3,20 @@
 // on Openpay is recovered on Conekta, and both providers' webhooks are verified at
 // POST /webhooks/in/{provider}/{tenantId} (notices, chargebacks → disputes).
 import t from 'tap';
-import { startTestApp, type TestApp } from './helpers/app.js';
+import type { TestApp } from './helpers/app.js';
 import { idem, until } from './helpers/activity.js';
-import { FakeConekta } from './fakes/conekta.js';
-import { FakeOpenpay } from './fakes/openpay.js';
+import { chargeCard, startWithCardFakes, type CardFakes } from './helpers/card-fakes.js';
+import type { FakeConekta } from './fakes/conekta.js';
+import type { FakeOpenpay } from './fakes/openpay.js';
 
+let fakes: CardFakes;
 let a: TestApp;
 let conekta: FakeConekta;
 let openpay: FakeOpenpay;
 t.before(async () => {
-  conekta = await new FakeConekta().start();
-  openpay = await new FakeOpenpay().start();
-  a = await startTestApp({ ROLE: 'all', RECONCILE_INTERVAL_MS: '500', RATE_LIMIT_V1_PER_MIN: '100000', CONEKTA_API_URL: conekta.url, OPENPAY_SANDBOX_URL: openpay.url, CARD_TIMEOUT_MS: '2000' });
+  ({ a, conekta, openpay } = fakes = await startWithCardFakes(2000));
 });
-t.teardown(async () => {
-  await a.stop();
-  await conekta.stop();
-  await openpay.stop();
-});
+t.teardown(() => fakes.stop());
 
 type Ten = Awaited<ReturnType<TestApp['newTenant']>>;
 async function enable(ten: Ten) {
@@ -34,11 +30,7 @@ async function enable(ten: Ten) {
   });
   return { c, o };
 }
-async function charge(key: string, amount: number, token: string) {
-  const pi = await a.call('POST', '/v1/payment_intents', { key, body: { amount_minor: amount, currency: 'MXN' }, headers: idem() });
-  await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key, body: { payment_token: token, payment_method: 'card' }, headers: idem() });
-  return (await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key }), (r) => ['succeeded', 'failed'].includes(r.body.status))).body;
-}
+const charge = (key: string, amount: number, token: string) => chargeCard(a, key, amount, token);
 
 t.test('credentials are stored sealed and never answered', async (t) => {
   const ten = await a.newTenant('Creds');
