@@ -1,5 +1,7 @@
-// The portal's built files (ops/build-web.mjs bundles web/portal into dist/web/portal at build time:
-// no CDN, nothing fetched at run time), read once and kept in memory.
+// The portal's built files in dist/web/portal (no CDN, nothing fetched at run time), read once and
+// kept in memory. On main nothing builds them yet: the portal's screens (web/portal) and their
+// bundler (ops/build-web.mjs) are in wip/h-portal.diff, so every name answers undefined (a 404)
+// until that lands.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from './paths.js';

@@ -60,7 +60,7 @@ export const portalRoutes: RouteDef[] = [
     method: 'GET',
     path: '/portal',
     auth: 'none',
-    summary: 'The merchant portal (a page; its script and styles are built at build time)',
+    summary: 'The merchant portal (a page; its script and styles are the built files of /portal/assets)',
     responses: { 200: { description: 'HTML', contentType: 'text/html' } },
     handler: () => ({ status: 200, contentType: 'text/html', text: PORTAL_HTML, headers: SECURITY_HEADERS }),
   }),
@@ -73,7 +73,7 @@ export const portalRoutes: RouteDef[] = [
     responses: { 200: { description: 'A file' } },
     handler: (ctx) => {
       const f = ctx.deps.portalAsset(ctx.params.file);
-      if (!f) throw new ApiError('route.not_found', `No portal file ${ctx.params.file}. Is the portal built (ops/build-web.mjs)?`);
+      if (!f) throw new ApiError('route.not_found', `No portal file ${ctx.params.file}: this build has no such file in dist/web/portal.`);
       return { status: 200, contentType: f.type, text: f.body, headers: { 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' } };
     },
   }),
