@@ -2,14 +2,13 @@
 // from web/operator (plain files, no build step). Everything it shows and does goes through the
 // operator routes (/portal/api/operator/*) and the portal's sign-in (/portal/api/session*), under
 // the portal's session cookie (Path=/portal) and its strict CSP.
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ApiError } from '../../kernel/errors.js';
+import { webDir as webRoot } from '../../kernel/paths.js';
 import { defineRoute, type RouteDef } from '../route.js';
-import { PORTAL_CSP } from './portal.js';
+import { SECURITY_HEADERS } from './portal.js';
 
-const HEADERS = { 'Content-Security-Policy': PORTAL_CSP, 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-store' };
 const HTML = `<!doctype html>
 <html lang="es"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Orquesta · Consola de operación</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/portal/operator/assets/operator.css"></head>
@@ -17,20 +16,13 @@ const HTML = `<!doctype html>
 <script type="module" src="/portal/operator/assets/operator.js"></script></body></html>`;
 const FILES: Record<string, string> = { 'operator.js': 'text/javascript; charset=utf-8', 'operator.css': 'text/css; charset=utf-8' };
 const cache = new Map<string, string>();
-/** web/operator above this file (dist/api/routes or the source tree), found without importing ops/ (api never imports ops). */
-function findWebDir(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'web', 'operator', 'operator.js'))) return join(dir, 'web', 'operator');
-    if (dirname(dir) === dir) throw new Error('web/operator not found above api/routes/operator-page');
-  }
-}
-const webDir = findWebDir();
+const webDir = join(webRoot, 'operator');
 
 export const operatorPageRoutes: RouteDef[] = [
   defineRoute({
     method: 'GET', path: '/portal/operator', auth: 'none', hidden: true, rateLimitExempt: true, tags: ['Operator console'],
     summary: 'The operator console (a page)', responses: { 200: { description: 'HTML', contentType: 'text/html' } },
-    handler: () => ({ status: 200, contentType: 'text/html; charset=utf-8', text: HTML, headers: HEADERS }),
+    handler: () => ({ status: 200, contentType: 'text/html; charset=utf-8', text: HTML, headers: SECURITY_HEADERS }),
   }),
   defineRoute({
     method: 'GET', path: '/portal/operator/assets/{file}', auth: 'none', hidden: true, rateLimitExempt: true, tags: ['Operator console'],

@@ -11,7 +11,8 @@ import { defineRoute, type RequestContext, type RouteDef } from '../route.js';
 
 /** No inline script or style, no frames, nothing from elsewhere (issue 29 part 5). */
 export const PORTAL_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
-const SECURITY_HEADERS = {
+/** The headers of the portal's pages (and the operator console's: api/routes/operator-page.ts). */
+export const SECURITY_HEADERS = {
   'Content-Security-Policy': PORTAL_CSP,
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
