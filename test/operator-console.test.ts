@@ -188,3 +188,17 @@ t.test('changes by the admin key are audited too, and the log exports', async (t
   t.equal(csv.status, 200);
   t.match(csv.text, /admin_key/);
 });
+
+t.test("the console's page and its files are served, with the portal's security headers", async (t) => {
+  const page = await a.call('GET', '/portal/operator');
+  t.equal(page.status, 200, page.text);
+  t.match(page.headers.get('content-security-policy'), /script-src 'self'/);
+  t.equal(page.headers.get('x-frame-options'), 'DENY');
+  t.match(page.text, /\/portal\/operator\/assets\/operator\.js/);
+  for (const f of ['operator.js', 'operator.css']) {
+    const r = await a.call('GET', `/portal/operator/assets/${f}`);
+    t.equal(r.status, 200, `${f}: ${r.text.slice(0, 200)}`);
+    t.ok(r.text.length > 100, `${f} has its content`);
+  }
+  t.equal((await a.call('GET', '/portal/operator/assets/other.js')).status, 404, 'only the console\'s own files');
+});
