@@ -375,7 +375,9 @@ export class PortalAccounts {
     });
   }
 
-  async setRequireTotp(a: Actor, require: boolean) {
+  /** The team-wide second-factor rule: only an owner changes what the team must use to sign in. */
+  async setRequireTotp(a: Actor, require: boolean, actorRole: string) {
+    if (actorRole !== 'owner') throw new ApiError('insufficient_scope', 'Only an owner can change what the team must use to sign in.');
     await this.d.sql.begin(async (tx) => {
       await tx`
         insert into portal_settings (tenant_id, require_totp) values (${a.tenantId}, ${require})

@@ -192,6 +192,13 @@ t.test('roles map onto scopes: a viewer cannot refund or change anything, a deve
   const demote = await owner.call('PATCH', `/portal/api/team/members/${ownerId}`, { role: 'admin' });
   t.equal(demote.status, 409);
   t.equal(demote.body.error.code, 'portal.last_owner_conflict');
+  const adm = await inviteMember(owner, 'admin');
+  const touch = await adm.client.call('PATCH', `/portal/api/team/members/${ownerId}`, { status: 'disabled' });
+  t.equal(touch.status, 403, 'an admin cannot disable an owner');
+  t.equal(touch.body.error.code, 'insufficient_scope');
+  const rule = await adm.client.call('PUT', '/portal/api/team/settings', { require_totp: true });
+  t.equal(rule.status, 403, 'an admin (team:manage) cannot change the team-wide sign-in rule: owners only');
+  t.equal(rule.body.error.code, 'insufficient_scope');
 
   // Another tenant's member sees none of this tenant's data, by id or in lists.
   const o2 = await signUpOwner(a, 'Otra Empresa SA');

@@ -290,9 +290,7 @@ export const portalRoutes: RouteDef[] = [
     summary: "Change a member's role, extra scopes or status",
     responses: json,
     errors: ['portal.last_owner_conflict'],
-    handler: async (ctx) => {
-      return { status: 200, body: await ctx.deps.portal.updateMember(actorOf(ctx), ctx.params.id, ctx.body, ctx.principal.member?.role ?? '') };
-    },
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.portal.updateMember(actorOf(ctx), ctx.params.id, ctx.body, ctx.principal.member?.role ?? '') }),
   }),
   defineRoute<{ require_totp: boolean }>({
     ...base,
@@ -303,10 +301,7 @@ export const portalRoutes: RouteDef[] = [
     body: obj(['require_totp'], { require_totp: { type: 'boolean', 'x-error-code': 'portal.invalid_body' } }),
     summary: 'Require two-factor sign-in for the whole team',
     responses: json,
-    handler: async (ctx) => {
-      if (ctx.principal.member?.role !== 'owner') throw new ApiError('insufficient_scope', 'Only an owner can change what the team must use to sign in.');
-      return { status: 200, body: await ctx.deps.portal.setRequireTotp(actorOf(ctx), ctx.body.require_totp) };
-    },
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.portal.setRequireTotp(actorOf(ctx), ctx.body.require_totp, ctx.principal.member?.role ?? '') }),
   }),
   defineRoute<unknown, { limit?: number; before?: number }>({
     ...base,
