@@ -11,7 +11,7 @@
 // in the machine, once. The admin routes of both share one implementation (api/routes/approvals.ts).
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
-import { LockBusy, type EntityActor, type EntityDef, type EntityPlan, type EntityRow, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { type EntityActor, type EntityDef, type EntityPlan, type EntityRow, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { ErrorCode } from '../kernel/error-catalog.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
@@ -152,22 +152,18 @@ export class Approvals<R = unknown> {
 
   /** The operator approves: the subject is created in the approval's transaction; resolves to what prepareCreation said. */
   approve(tenantId: string, id: string, approver: string): Promise<R> {
-    return this.step(tenantId, id, { kind: 'approve', approver, tenantId }) as Promise<R>;
+    return this.step(id, { kind: 'approve', approver, tenantId }) as Promise<R>;
   }
 
   /** The operator rejects: nothing is created; resolves to the approval's projection. */
   async reject(tenantId: string, id: string, approver: string): Promise<Record<string, unknown>> {
-    return this.subject.view((await this.step(tenantId, id, { kind: 'reject', approver, tenantId })) as ApprovalRow);
+    return this.subject.view((await this.step(id, { kind: 'reject', approver, tenantId })) as ApprovalRow);
   }
 
-  private async step(tenantId: string, id: string, cmd: Command): Promise<unknown> {
-    try {
-      return await this.d.actor.run(this.def, undefined, id, cmd, { waitMs: 3000, worker: false });
-    } catch (e) {
-      if (e instanceof LockBusy) throw new ApiError(this.subject.codes.resolutionConflict, 'Someone else is deciding this approval right now.');
-      // The subject's creation lost a race the fence sees (another approver committed first).
-      if ((e as { code?: string }).code === 'OQ409') throw new ApiError(this.subject.codes.resolutionConflict, 'This approval was resolved by someone else meanwhile.');
-      throw e;
-    }
+  // A second decider waiting on the lock gets the def's `busy` (resolution_conflict) from the actor
+  // (worker: false); a fenced commit is retried from fresh state, where the machine refuses the
+  // decision already taken (resolution_conflict): no error needs translating here.
+  private step(id: string, cmd: Command): Promise<unknown> {
+    return this.d.actor.run(this.def, undefined, id, cmd, { waitMs: 3000, worker: false });
   }
 }
