@@ -2,7 +2,7 @@
 // routes: its jobs, its timers, what its reconcilers find pending in Postgres, the events of other
 // entities it reacts to inside their transaction, and its repeatable jobs. ops/app.ts installs
 // every capability into one Runtime (kernel/runtime.ts); nothing else needs to know about it.
-import type { Db, Sql } from './db.js';
+import { sqlIdent, type Db, type Sql } from './db.js';
 import type { JobDef, JobRequest } from './jobs.js';
 import type { Reaction } from './reactions.js';
 import type { TimerDef } from './timers.js';
@@ -20,18 +20,12 @@ export interface Reconciler {
 /** Rows untouched for this long are considered lost by the reconcilers. */
 export const RECONCILE_AFTER = '3 seconds';
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
-const ident = (x: string) => {
-  if (!IDENT.test(x)) throw new Error(`not a column name: ${x}`);
-  return x;
-};
-
 /**
  * `<column> < now() - RECONCILE_AFTER`: the row has been untouched for a while (written once here;
  * safe inside a transaction of kernel/db.ts `atomically`, like kernel/clock.ts's fragments).
  */
 export function untouchedSql(db: Db, column = 'updated_at') {
-  return (db as Sql).unsafe(`${ident(column)} < now() - interval '${RECONCILE_AFTER}'`);
+  return (db as Sql).unsafe(`${sqlIdent(column)} < now() - interval '${RECONCILE_AFTER}'`);
 }
 
 export interface StaleQuery {
@@ -56,11 +50,11 @@ export function staleRows(sql: Sql, q: StaleQuery): Promise<Array<Record<string,
   const status = q.status === undefined ? 'pending' : q.status;
   const touched = q.touched ?? 'updated_at';
   return sql`
-    select ${sql((q.columns ?? ['id']).map(ident))} from ${sql(ident(q.table))}
+    select ${sql((q.columns ?? ['id']).map(sqlIdent))} from ${sql(sqlIdent(q.table))}
      where ${untouchedSql(sql, touched)}
-       ${status === null ? sql`` : sql`and ${sql(ident(q.statusColumn ?? 'status'))} = ${status}`}
+       ${status === null ? sql`` : sql`and ${sql(sqlIdent(q.statusColumn ?? 'status'))} = ${status}`}
        ${q.where ? sql`and ${q.where}` : sql``}
-     order by ${sql(ident(touched))} limit ${q.limit ?? 1000}` as unknown as Promise<Array<Record<string, unknown>>>;
+     order by ${sql(sqlIdent(touched))} limit ${q.limit ?? 1000}` as unknown as Promise<Array<Record<string, unknown>>>;
 }
 
 /** A reconciler from its query and the job each row asks for (built with the job's declaration: same ids). */

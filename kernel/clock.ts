@@ -5,7 +5,7 @@
 // `test_clocks` table (issue 24.4). The fragments are built with `db.unsafe` from checked column
 // names, so they may be made with the pool or with a transaction of kernel/db.ts `atomically`
 // alike (a tagged fragment made with its `tx` would be sent as a statement of its own).
-import type { Db, Sql } from './db.js';
+import { sqlIdent, type Db, type Sql } from './db.js';
 
 export async function clockOffsetMs(db: Db, tenantId: string, livemode: boolean): Promise<number> {
   if (livemode) return 0;
@@ -35,12 +35,6 @@ export async function advanceClockOffset(db: Db, tenantId: string, initialMs: nu
   return Number(row.offset_ms);
 }
 
-const COLUMN = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
-function column(name: string): string {
-  if (!COLUMN.test(name)) throw new Error(`not a column name: ${name}`);
-  return name;
-}
-
 /**
  * The tenant clock in SQL, written once: the test-clock offset (ms) of the row's tenant, 0 in live
  * mode. `tenant` and `livemode` name the row's columns (qualified if needed, e.g. `t.tenant_id`).
@@ -49,7 +43,7 @@ export function tenantOffsetMsSql(db: Db, tenant = 'tenant_id', livemode = 'live
   return (db as Sql).unsafe(offsetExpr(tenant, livemode));
 }
 const offsetExpr = (tenant: string, livemode: string) =>
-  `(case when ${column(livemode)} then 0 else coalesce((select c.offset_ms from test_clocks c where c.tenant_id = ${column(tenant)}), 0) end)`;
+  `(case when ${sqlIdent(livemode)} then 0 else coalesce((select c.offset_ms from test_clocks c where c.tenant_id = ${sqlIdent(tenant)}), 0) end)`;
 
 /** The tenant's `now()` in SQL (real time plus the test-clock offset in test mode); see tenantOffsetMsSql. */
 export function tenantNowSql(db: Db, tenant = 'tenant_id', livemode = 'livemode') {
@@ -62,12 +56,12 @@ export function tenantNowSql(db: Db, tenant = 'tenant_id', livemode = 'livemode'
  * Read the offset with `clockOffsetOfSql(db, alias)` (0 when the row is live or has no clock).
  */
 export function tenantClockJoinSql(db: Db, alias: string, tenant: string, livemode: string) {
-  return (db as Sql).unsafe(`left join test_clocks ${column(alias)} on ${alias}.tenant_id = ${column(tenant)} and not ${column(livemode)}`);
+  return (db as Sql).unsafe(`left join test_clocks ${sqlIdent(alias)} on ${alias}.tenant_id = ${sqlIdent(tenant)} and not ${sqlIdent(livemode)}`);
 }
 
 /** The offset (ms) read through tenantClockJoinSql's alias. */
 export function clockOffsetOfSql(db: Db, alias: string) {
-  return (db as Sql).unsafe(`coalesce(${column(alias)}.offset_ms, 0)`);
+  return (db as Sql).unsafe(`coalesce(${sqlIdent(alias)}.offset_ms, 0)`);
 }
 
 /** The largest test-clock offset of any tenant (ms, at least 0): a bound that lets an index on a due time stop its scan. */

@@ -7,6 +7,13 @@ export type Tx = postgres.TransactionSql<{}>;
 /** Either the pool or a transaction: query helpers take this so they can run inside a caller's transaction. */
 export type Db = Sql | Tx;
 
+const SQL_IDENT = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+/** A column or table name (optionally qualified, `t.col`) checked before it is spliced into SQL text (`db.unsafe`). */
+export function sqlIdent(name: string): string {
+  if (!SQL_IDENT.test(name)) throw new Error(`not a column name: ${name}`);
+  return name;
+}
+
 export function createSql(url: string, max = 10): Sql {
   return postgres(url, {
     max,
