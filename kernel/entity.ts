@@ -86,12 +86,6 @@ export interface PlannedEvent {
 /** What the actor needs to know of an entity kind to commit its steps. */
 export type EntityKindDef = Pick<EntityDef<Hydrated, unknown, unknown>, 'kind' | 'table' | 'history' | 'lostRace'>;
 
-/**
- * Another entity's step, committed in the transaction of the step that carries it: a decision
- * that creates or changes a second entity (an approval creates its refund), or what a reaction
- * returns for the entity it changes (a paid intent pays its receivable). It is fenced, recorded
- * and emits like any step; no side door writes an entity's row by hand.
- */
 /** An entity's event as reactions see it (kernel/reactions.ts subscribes to them). */
 export interface DomainEvent {
   type: string;
@@ -108,6 +102,12 @@ export interface ReactionRunner {
   run(events: readonly DomainEvent[], ctx: { tx: Sql; sql: Sql; at: Date; now: Date; after(job: JobRequest): void }): Promise<EntityPlan[]>;
 }
 
+/**
+ * Another entity's step, committed in the transaction of the step that carries it: a decision
+ * that creates or changes a second entity (an approval creates its refund), or what a reaction
+ * returns for the entity it changes (a paid intent pays its receivable). It is fenced, recorded
+ * and emits like any step; no side door writes an entity's row by hand.
+ */
 export interface EntityPlan {
   def: EntityKindDef;
   /** The row as read (its `version` fences `set`); for a creation, its tenant and mode (`create` holds the rest). */

@@ -6,10 +6,9 @@
 // decides what to do next) and ask for jobs after the commit. It must not call outside parties.
 import type { Sql } from './db.js';
 import type { DomainEvent, EntityPlan } from './entity.js';
-
-export type { DomainEvent } from './entity.js';
 import type { JobRequest } from './jobs.js';
 
+export type { DomainEvent } from './entity.js';
 
 export interface ReactionContext {
   /** The step's transaction. */
