@@ -373,14 +373,11 @@ export class Receivables {
   }
 
   /**
-   * The reaction to payment_intent.succeeded, in the intent's transaction: the receivable whose link
-   * the intent pays becomes paid (row locked, machine step, history, event, timer cancelled) and,
-   * with fiscal fields or a PPD invoice, the invoice job is asked for after the commit.
-   */
-  /**
-   * The reaction to payment_intent.succeeded: a receivable's payment returns the receivable's step
-   * (planStep, command `paid`), which the entity actor commits, fenced and recorded, in the
-   * intent's transaction (no hand-written UPDATE + history: issue 24.3).
+   * The reaction to payment_intent.succeeded: the receivable whose link the intent pays becomes paid.
+   * It returns the receivable's step (planStep, command `paid`: machine step, history, event, timer
+   * cancelled), which the entity actor commits, fenced and recorded, in the intent's transaction
+   * (no hand-written UPDATE + history: issue 24.3); with fiscal fields or a PPD invoice, the step
+   * asks for the invoice job after the commit.
    */
   async onIntentSucceeded(e: DomainEvent, ctx: ReactionContext): Promise<EntityPlan | undefined> {
     const data = e.data as { id: string; metadata?: Record<string, string> | null };
