@@ -208,10 +208,7 @@ export class Refunds {
       view: approvalView,
       prepareCreation: async (ap, _approver, at) => {
         const req = ap.request as { attempt_id: string; reason?: string | null };
-        const [att] = await d.sql`
-          select a.*, (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.status in ('requested', 'succeeded'))::bigint as live
-            from attempts a where a.id = ${req.attempt_id}`;
-        checkAmount(ap.amount_minor, refundable(att, Number(att.live)), att.id as string);
+        const att = await this.checkRefundable(req.attempt_id, ap.amount_minor);
         const { row, plan } = this.creation({ tenantId: ap.tenant_id, livemode: ap.livemode }, att, ap.amount_minor, req.reason ?? null, ap.requested_by, ap.id, at);
         return { id: row.id, step: { def: this.def, row, plan }, result: row };
       },
@@ -284,10 +281,16 @@ export class Refunds {
   /** The database refused a refund past the captured amount (OQ422: another refund committed first): say what is left now. */
   private async explainOverRefund(e: unknown, attemptId: string, amount: number): Promise<void> {
     if ((e as { code?: string }).code !== 'OQ422') return;
-    const [now] = await this.d.sql`
+    await this.checkRefundable(attemptId, amount);
+  }
+
+  /** Reads the attempt with what its refunds hold now and refuses `amount` past what is left (the approval's step, the OQ422 explanation). */
+  private async checkRefundable(attemptId: string, amount: number): Promise<Record<string, unknown>> {
+    const [att] = await this.d.sql`
       select a.*, (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.status in ('requested', 'succeeded'))::bigint as live
         from attempts a where a.id = ${attemptId}`;
-    checkAmount(amount, refundable(now, Number(now.live)), attemptId);
+    checkAmount(amount, refundable(att, Number(att.live)), attemptId);
+    return att;
   }
 
   /** The tenant's refunds, newest first, a page at a time (Stripe's list), optionally of one intent or attempt. */
