@@ -105,6 +105,12 @@ for (let r = 0; r < rounds; r++) {
     }
     runs.push({ which, round: r + 1, code, load, headline });
     if (stopping) process.exit(130);
+    // A bench that writes no headline (no --json, or none in it) has nothing to compare: say so
+    // instead of printing an empty table and exiting 0 as if nothing had regressed.
+    if (code === 0 && !Object.keys(headline).length) {
+      console.error(`bench guard: ${name} wrote no headline figures to --json, so the guard cannot compare it (benches with a headline: confirm, openloop, invoices, payouts)`);
+      process.exit(2);
+    }
   }
 }
 rmSync(tmp, { recursive: true, force: true });
@@ -113,7 +119,8 @@ const metrics = [...new Set(runs.flatMap((x) => Object.keys(x.headline)))];
 const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 const fmt = (v) => (Number.isFinite(v) ? (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2)) : 'n/a');
 const rows = metrics.map((m) => {
-  const vals = (w) => runs.filter((x) => x.which === w && x.headline[m]).map((x) => x.headline[m].value);
+  // A figure a run could not measure (NaN, written as null) is left out, not averaged as 0.
+  const vals = (w) => runs.filter((x) => x.which === w && Number.isFinite(x.headline[m]?.value)).map((x) => x.headline[m].value);
   const any = runs.find((x) => x.headline[m])?.headline[m];
   const b = mean(vals('base'));
   const h = mean(vals('head'));
