@@ -269,20 +269,18 @@ export interface Sellado {
 export function sellarComprobante(doc: XmlElement, csd: Pick<Csd, 'noCertificado' | 'certificado' | 'privateKey'>): Sellado {
   setAttr(doc, 'NoCertificado', csd.noCertificado);
   const cadena = cadenaOriginal(doc);
-  const sello = sellar(cadena, csd.privateKey);
-  // Sello after Fecha and Certificado after NoCertificado, as in SAT's samples.
-  const at = (k: string) => doc.attrs.findIndex(([n]) => n === k);
-  doc.attrs = doc.attrs.filter(([k]) => k !== 'Sello' && k !== 'Certificado');
-  doc.attrs.splice(at('Fecha') + 1, 0, ['Sello', sello]);
-  doc.attrs.splice(at('NoCertificado') + 1, 0, ['Certificado', csd.certificado]);
-  return { doc, xml: serialize(doc), cadena, sello };
+  return conSello(doc, csd, cadena, sellar(cadena, csd.privateKey));
 }
 
 /** sellarComprobante with the RSA signature on libuv's thread pool (csd.ts sellarAsync); same document. */
 export async function sellarComprobanteAsync(doc: XmlElement, csd: Pick<Csd, 'noCertificado' | 'certificado' | 'privateKey'>): Promise<Sellado> {
   setAttr(doc, 'NoCertificado', csd.noCertificado);
   const cadena = cadenaOriginal(doc);
-  const sello = await sellarAsync(cadena, csd.privateKey);
+  return conSello(doc, csd, cadena, await sellarAsync(cadena, csd.privateKey));
+}
+
+/** Sello after Fecha and Certificado after NoCertificado, as in SAT's samples. */
+function conSello(doc: XmlElement, csd: Pick<Csd, 'certificado'>, cadena: string, sello: string): Sellado {
   const at = (k: string) => doc.attrs.findIndex(([n]) => n === k);
   doc.attrs = doc.attrs.filter(([k]) => k !== 'Sello' && k !== 'Certificado');
   doc.attrs.splice(at('Fecha') + 1, 0, ['Sello', sello]);
