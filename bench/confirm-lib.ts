@@ -538,6 +538,20 @@ export async function checkpoint(): Promise<void> {
   }
 }
 
+/**
+ * A tenant made through the admin API of the app under test (`POST /admin/tenants`): its id and its
+ * test-mode secret key. Throws with the answer when the app refuses (every bench needs one).
+ */
+export async function benchTenant(base: string, adminKey: string, name: string): Promise<{ id: string; key: string }> {
+  const r = await fetch(`${base}/admin/tenants`, { method: 'POST', headers: { 'x-admin-key': adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+  const text = await r.text();
+  if (r.status !== 201) throw new Error(`tenant creation answered ${r.status}: ${text.slice(0, 300)}`);
+  const t = JSON.parse(text) as { id: string; api_keys?: Array<{ key: string; livemode: boolean }> };
+  const key = t.api_keys?.find((k) => !k.livemode && k.key?.startsWith('sk_test_'))?.key;
+  if (!key) throw new Error(`no sk_test_ key in the created tenant: ${text.slice(0, 300)}`);
+  return { id: t.id, key };
+}
+
 export const redisUrl = () => process.env.REDIS_URL ?? 'redis://127.0.0.1:6379/0';
 
 export async function deleteRedisPrefix(prefix: string): Promise<number> {

@@ -81,6 +81,7 @@ import {
   type CpuReport,
   type ProfileSummary,
   appBench,
+  benchTenant,
   PgEvidence,
   pgEvidenceTables,
   type PgEvidenceReport, runBench } from './confirm-lib.js';
@@ -651,11 +652,7 @@ async function main(): Promise<number> {
   };
   let app = await startAppPair(env, true);
   const base = () => `http://127.0.0.1:${app.port}`;
-  const t = await call(base(), 'POST', '/admin/tenants', { 'x-admin-key': adminKey }, { name: 'bench-confirm' });
-  if (t.status !== 201) throw new Error(`tenant creation answered ${t.status}: ${t.text}`);
-  const tenantId = t.json.id as string;
-  const key = (t.json.api_keys as Array<{ key: string; livemode: boolean }>).find((k) => !k.livemode && k.key?.startsWith('sk_test_'))?.key;
-  if (!key) throw new Error(`no sk_test_ key in ${t.text}`);
+  const { id: tenantId, key } = await benchTenant(base(), adminKey, 'bench-confirm');
   const auth = { authorization: `Bearer ${key}` };
 
   // Pre-check: one create → confirm through the API, executed by the worker.

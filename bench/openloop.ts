@@ -9,13 +9,13 @@
 // --invoice-rate N: meanwhile, N invoices/s (POST /v1/invoices, sim PAC) on charges seeded in SQL.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { Pool } from 'undici';
 import { ensureDatabase } from '../kernel/db.js';
-import { Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, fmt, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, waitForQuiet, runBench } from './confirm-lib.js';
+import { benchTenant, Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, fmt, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, waitForQuiet, runBench } from './confirm-lib.js';
 
 const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; analyze: boolean; 'keep-db': boolean; evidence: boolean; 'max-wait': number; json?: string }>(
   process.argv.slice(2),
@@ -99,10 +99,8 @@ async function main(): Promise<number> {
       if (i > 300 || app.exitCode !== null) throw new Error(`the app did not serve /health/live within 60 s (exit ${app.exitCode})`);
       await sleep(200);
     }
-    const tr = await fetch(`${base}/admin/tenants`, { method: 'POST', headers: { 'x-admin-key': adminKey, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench-openloop' }) });
-    const tenant = (await tr.json()) as { id: string; api_keys: Array<{ key: string; livemode: boolean }> };
-    const key = tenant.api_keys?.find((k) => !k.livemode && k.key?.startsWith('sk_test_'))?.key;
-    if (!key) throw new Error(`tenant creation answered ${tr.status}`);
+    const tenant = await benchTenant(base, adminKey, 'bench-openloop');
+    const key = tenant.key;
     // Idle sockets closed by us before the server's idle timeout (uWS: 10 s) can close them under a request.
     const pool = new Pool(base, { connections: 512, pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000 });
     const headers = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID(), ...extra });
@@ -201,7 +199,7 @@ async function main(): Promise<number> {
     for (const rate of rates) {
       const ids = await createIntents(Math.round(rate * o.duration));
       await drain();
-      const load = (await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ');
+      const load = loadavg().map((x) => x.toFixed(2)).join(' ');
       const ev = o.evidence ? await PgEvidence.start(db) : undefined;
       const cpu = new CpuSampler({ app: app.pid, bench: process.pid }).start();
       const inv = o['invoice-rate'] > 0 ? openLoop(o['invoice-rate'], o.duration, invoices) : undefined;
@@ -271,7 +269,7 @@ async function main(): Promise<number> {
   const headline: Record<string, { value: number; better: 'higher' | 'lower'; unit: string }> = { 'highest rate with p99 <= 50 ms': { value: best, better: 'higher', unit: '/s' } };
   for (const r of results) headline[`p99 at ${r.rate}/s`] = { value: r.p99, better: 'lower', unit: 'ms' };
   for (const r of results) headline[`Postgres CPU per payment at ${r.rate}/s`] = { value: r.pgCpuMsPerConfirm, better: 'lower', unit: 'ms' };
-  if (o.json) (await import('node:fs')).writeFileSync(o.json, JSON.stringify({ machine: m, source: src, appRoot, options: o, results, best, evidence, failures, headline }, null, 2) + '\n');
+  if (o.json) writeFileSync(o.json, JSON.stringify({ machine: m, source: src, appRoot, options: o, results, best, evidence, failures, headline }, null, 2) + '\n');
   return failures.length ? 1 : 0;
 }
 

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSql, ensureDatabase } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
-import { appBench, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, fmt, here, latencyStats, machineInfo, mdTable, parseOptions, sleep, sourceInfo, waitForQuiet } from './confirm-lib.js';
+import { appBench, benchTenant, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, fmt, here, latencyStats, machineInfo, mdTable, parseOptions, sleep, sourceInfo, waitForQuiet } from './confirm-lib.js';
 
 const o = parseOptions<Record<string, number | boolean | string | undefined>>(process.argv.slice(2), {
   duration: { type: 'number', default: 10, min: 1, max: 120, help: 'seconds of the measured load' },
@@ -123,8 +123,7 @@ async function app() {
   const api = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
   const worker = await children.start<{ pid: number }>('worker', appBench('confirm-app.js'), { env: { ...env, ROLE: 'worker', STATE_DIR: mkdtempSync(join(tmp, 'worker-')) } });
   const base = `http://127.0.0.1:${api.info.port}`;
-  const t = await (await fetch(`${base}/admin/tenants`, { method: 'POST', headers: { 'x-admin-key': adminKey, 'content-type': 'application/json' }, body: '{"name":"bench"}' })).json() as { id: string; api_keys: Array<{ key: string; livemode: boolean }> };
-  const key = t.api_keys.find((k) => !k.livemode)!.key;
+  const { key } = await benchTenant(base, adminKey, 'bench');
   const sql = createSql(dbUrl(name), 2);
   const paid = async () => Number((await sql`select count(*)::int as n from payouts where status = 'paid'`)[0].n);
   const load = (seconds: number) =>

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSql, ensureDatabase } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
-import { appBench, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, fmt, here, latencyStats, machineInfo, mdTable, parseOptions, sourceInfo, waitForQuiet } from './confirm-lib.js';
+import { appBench, benchTenant, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, fmt, here, latencyStats, machineInfo, mdTable, parseOptions, sourceInfo, waitForQuiet } from './confirm-lib.js';
 
 const o = parseOptions<Record<string, number | boolean | string | undefined>>(process.argv.slice(2), {
   duration: { type: 'number', default: 10, min: 1, max: 120, help: 'seconds of the measured load' },
@@ -106,8 +106,7 @@ async function app() {
   };
   const api = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
   const base = `http://127.0.0.1:${api.info.port}`;
-  const t = await (await fetch(`${base}/admin/tenants`, { method: 'POST', headers: { 'x-admin-key': adminKey, 'content-type': 'application/json' }, body: '{"name":"bench"}' })).json() as { id: string; api_keys: Array<{ key: string; livemode: boolean }> };
-  const key = t.api_keys.find((k) => !k.livemode)!.key;
+  const { key } = await benchTenant(base, adminKey, 'bench');
   await fetch(`${base}/v1/recharge-carriers/telcel/enable`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
   const sql = createSql(dbUrl(name), 2);
   const delivered = async () => Number((await sql`select count(*)::int as n from recharges where status = 'delivered'`)[0].n);

@@ -70,7 +70,10 @@ import {
   waitForQuiet,
   type CpuReport,
   type ProfileSummary,
-  appBench, runBench } from './confirm-lib.js';
+  appBench,
+  benchTenant,
+  runBench,
+} from './confirm-lib.js';
 
 const USAGE = 'npm run bench:webhooks -- [options]';
 const SPEC = {
@@ -323,9 +326,7 @@ async function main(): Promise<number> {
   cleanups.push(() => sql.end({ timeout: 2 }));
 
   const newTenant = async (name: string, path: string) => {
-    const t = await call(base, 'POST', '/admin/tenants', { 'x-admin-key': adminKey }, { name });
-    if (t.status !== 201) throw new Error(`tenant creation answered ${t.status}: ${t.text}`);
-    const key = (t.json.api_keys as Array<{ key: string; livemode: boolean }>).find((k) => !k.livemode)!.key;
+    const { id, key } = await benchTenant(base, adminKey, name);
     const targets: string[] = [];
     for (let k = 0; k < K; k++) {
       const url = `http://127.0.0.1:${rx.info.ports[k]}/${path}/ep${k}`;
@@ -333,7 +334,7 @@ async function main(): Promise<number> {
       if (r.status !== 201) throw new Error(`endpoint registration answered ${r.status}: ${r.text}`);
       targets.push(url);
     }
-    return { id: t.json.id as string, key, targets, paths: targets.map((u) => new URL(u).pathname) };
+    return { id, key, targets, paths: targets.map((u) => new URL(u).pathname) };
   };
   const A = await newTenant('bench-webhooks-throughput', 'a');
 
