@@ -129,12 +129,18 @@ export async function listSignups(sql: Sql, q: { limit?: number }) {
 
 /**
  * Suspends a tenant: its API keys answer 401 from the next request on every process (api/auth.ts
- * reads the suspension with the key; cached records are dropped through the revocation channel).
+ * reads the suspension with the key; cached records are dropped through the revocation channel),
+ * and so do its members' portal sessions and sign-ins (actors/portal-accounts.ts reads it with the
+ * session on every request).
  */
 export async function suspendTenant(d: { sql: Sql; announce(keyIds: string[], suspended: boolean): Promise<void> }, by: AuditActor, tenantId: string, reason: string | undefined, requestId?: string) {
   const keys = await d.sql.begin(async (tx) => {
-    const [t] = await tx`select id, name, suspended_at, suspended_reason from tenants where id = ${tenantId} for update`;
+    const [t] = await tx`
+      select id, name, suspended_at, suspended_reason, exists (select 1 from operator_platform p where p.tenant_id = tenants.id) as platform
+        from tenants where id = ${tenantId} for update`;
     if (!t) throw new ApiError('tenant.not_found', `No tenant ${tenantId}.`);
+    // Its members are the operators: suspending it would refuse every operator's portal session.
+    if (t.platform) throw new ApiError('tenant.status_conflict', "The platform's own tenant (the operators') cannot be suspended.");
     if (t.suspended_at) throw new ApiError('tenant.status_conflict', 'The tenant is already suspended.');
     await tx`update tenants set suspended_at = now(), suspended_reason = ${reason ?? null} where id = ${tenantId}`;
     await appendAudit(tx, { actor: by, action: 'tenant.suspend', tenantId, targetKind: 'tenant', targetId: tenantId, reason, before: { suspended: false }, after: { suspended: true, reason: reason ?? null }, requestId });

@@ -116,9 +116,12 @@ export class PortalAccounts {
    * the session is only a second-factor step until POST /portal/api/session/totp.
    */
   async signIn(email: string, password: string, ip: string): Promise<IssuedSession> {
-    const [m] = await this.d.sql`select * from portal_members where lower(email) = ${norm(email)}`;
+    const [m] = await this.d.sql`
+      select m.*, t.suspended_at as tenant_suspended_at from portal_members m join tenants t on t.id = m.tenant_id where lower(m.email) = ${norm(email)}`;
     const ok = await verifyPassword(password, (m?.password_hash as string | null) ?? DUMMY_PASSWORD_RECORD);
     if (!m || !ok || m.status !== 'active') throw new ApiError('portal.sign_in_invalid');
+    // Said only to who knows the password: an operator suspended the account (keys and sessions refused too).
+    if (m.tenant_suspended_at) throw new ApiError('portal.tenant_suspended_unauthorized');
     return this.d.sql.begin(async (tx) => {
       const s = await this.issue(tx, m, m.totp_enabled_at ? 'totp' : 'full');
       await this.auditIn(tx, { tenantId: m.tenant_id as string, memberId: m.id as string, email: m.email as string, ip }, 'session.sign_in', null, { stage: s.stage });
@@ -156,7 +159,8 @@ export class PortalAccounts {
 
   /**
    * The session of a cookie token, touched (idle expiry moves on), or undefined when there is none:
-   * ended, idle past PORTAL_SESSION_IDLE_MINUTES, past its absolute expiry, or its member disabled.
+   * ended, idle past PORTAL_SESSION_IDLE_MINUTES, past its absolute expiry, its member disabled, or
+   * its tenant suspended by an operator (from the next request, like the tenant's API keys).
    */
   async lookup(t: string, touch = true): Promise<SessionRecord | undefined> {
     const h = hashKey(t);
@@ -170,12 +174,12 @@ export class PortalAccounts {
           select m.*, s.stage, s.csrf_token, s.expires_at, t.name as tenant_name, coalesce(ps.require_totp, false) as require_totp
             from s join portal_members m on m.id = s.member_id join tenants t on t.id = s.tenant_id
             left join portal_settings ps on ps.tenant_id = s.tenant_id
-           where m.status = 'active'`
+           where m.status = 'active' and t.suspended_at is null`
       : await this.d.sql`
           select m.*, s.stage, s.csrf_token, s.expires_at, t.name as tenant_name, coalesce(ps.require_totp, false) as require_totp
             from portal_sessions s join portal_members m on m.id = s.member_id join tenants t on t.id = s.tenant_id
             left join portal_settings ps on ps.tenant_id = s.tenant_id
-           where s.token_hash = ${h} and s.ended_at is null and s.expires_at > now() and s.last_seen_at > now() - ${idle}::interval and m.status = 'active'`;
+           where s.token_hash = ${h} and s.ended_at is null and s.expires_at > now() and s.last_seen_at > now() - ${idle}::interval and m.status = 'active' and t.suspended_at is null`;
     if (!r) return undefined;
     return {
       member: memberView(r),

@@ -122,6 +122,35 @@ t.test('four-eyes: an above-threshold payout needs a second operator; self-appro
   t.match(rows.find((r: any) => r.action === 'payout_approval.approve'), { actor: { id: beto.id }, reason: new RegExp(`four-eyes: asked by ${ana.email.replace(/[+.]/g, '\\$&')}, approved by`), before: { status: 'pending' }, after: { status: 'processing' } });
 });
 
+t.test("a suspended tenant's members are refused in the portal too: sessions end, a sign-in says why", async (t) => {
+  const owner = await signUpOwner(a, 'Portal Suspendida SA de CV');
+  const m = new PortalClient(a);
+  t.equal((await m.signIn(owner.email, owner.password)).status, 200);
+  t.equal((await m.call('GET', '/portal/api/v1/customers')).status, 200, 'before: the session works');
+  const s = await a.admin('POST', `/admin/tenants/${owner.tenantId}/suspend`, { reason: 'fraude' });
+  t.equal(s.status, 200, s.text);
+  const gone = await m.call('GET', '/portal/api/v1/customers');
+  t.equal(gone.status, 401, 'the open session is refused from its next request');
+  t.equal(gone.body.error.code, 'portal.session_invalid');
+  t.equal((await m.call('GET', '/portal/api/session')).status, 401);
+  const wrong = await new PortalClient(a).call('POST', '/portal/api/session', { email: owner.email, password: 'not the password' });
+  t.equal(wrong.body.error.code, 'portal.sign_in_invalid', 'a wrong password learns nothing of the suspension');
+  const again = await new PortalClient(a).call('POST', '/portal/api/session', { email: owner.email, password: owner.password });
+  t.equal(again.status, 403);
+  t.equal(again.body.error.code, 'portal.tenant_suspended_unauthorized', 'the right password is told why');
+  t.notOk(/orq_session=[^;]/.test(again.headers.get('set-cookie') ?? ''), 'no session cookie is set');
+  t.equal((await a.admin('POST', `/admin/tenants/${owner.tenantId}/release`, {})).status, 200);
+  const back = new PortalClient(a);
+  t.equal((await back.signIn(owner.email, owner.password)).status, 200, 'released: the owner signs in again');
+  t.equal((await back.call('GET', '/portal/api/v1/customers')).status, 200);
+
+  await operator('viewer', 'plataforma');
+  const [p] = await a.app.deps.sql`select tenant_id from operator_platform`;
+  const platform = await a.admin('POST', `/admin/tenants/${p!.tenant_id}/suspend`, { reason: 'x' });
+  t.equal(platform.status, 409, "the operators' own tenant is never suspended");
+  t.equal(platform.body.error.code, 'tenant.status_conflict');
+});
+
 t.test('suspending a tenant stops its keys at once; releasing it needs a second operator', async (t) => {
   const ten = await a.newTenant('Suspendida SA');
   const boss = await operator('admin', 'dora');

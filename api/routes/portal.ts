@@ -89,7 +89,7 @@ export const portalRoutes: RouteDef[] = [
     bodyLimit: 4096,
     summary: 'Sign in: email and password; a second step follows when the member has two-factor on',
     responses: json,
-    errors: ['portal.sign_in_invalid', 'portal.invalid_body', 'portal.csrf_unauthorized'],
+    errors: ['portal.sign_in_invalid', 'portal.tenant_suspended_unauthorized', 'portal.invalid_body', 'portal.csrf_unauthorized'],
     handler: async (ctx) => {
       checkOrigin(ctx);
       return session(await ctx.deps.portal.signIn(ctx.body.email, ctx.body.password, ctx.ip), ctx);

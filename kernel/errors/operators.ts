@@ -16,6 +16,6 @@ export const OPERATOR_ERRORS = {
   'operator_decision.resolution_conflict': inv('The decision was already approved or rejected.'),
   'operator_decision.self_approval_conflict': inv('Four-eyes rule: the operator who asked for this decision cannot approve or reject it; another operator must.'),
   'operator_decision.concurrent_modification': inv('Another operator decided at the same moment; read it again.'),
-  'tenant.status_conflict': inv('The tenant is already suspended (suspend), or is not suspended (release).'),
+  'tenant.status_conflict': inv("The tenant is already suspended (suspend), or is not suspended (release); the platform's own tenant (its members are the operators) is never suspended."),
   'risk_rule.not_found': inv('No risk rule with this id for this tenant.'),
 } as const satisfies Record<string, ErrorSpec>;

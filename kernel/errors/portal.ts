@@ -6,7 +6,8 @@ const authn = (doc: string, message?: string): ErrorSpec => ({ type: 'authentica
 
 export const PORTAL_ERRORS = {
   'portal.sign_in_invalid': authn('The email or the password is wrong (one answer for both). Failed sign-ins are counted per client address like failed API keys: past AUTH_FAILURES_PER_MIN a minute they answer 429.', 'The email or the password is wrong.'),
-  'portal.session_invalid': authn('No portal session, or it ended (signed out, idle longer than PORTAL_SESSION_IDLE_MINUTES, older than PORTAL_SESSION_MAX_HOURS, or a second factor is still owed). Sign in again.', 'Sign in to the portal.'),
+  'portal.session_invalid': authn('No portal session, or it ended (signed out, idle longer than PORTAL_SESSION_IDLE_MINUTES, older than PORTAL_SESSION_MAX_HOURS, a second factor still owed, or the account suspended by an operator). Sign in again.', 'Sign in to the portal.'),
+  'portal.tenant_suspended_unauthorized': authz('The password is right but Orquesta suspended this account: its API keys, portal sign-ins and sessions are refused until an operator releases it. Contact support.', 'This account is suspended; contact Orquesta support.'),
   'portal.totp_invalid': authn('The six-digit code of the authenticator app is wrong, expired or already used.', 'The two-factor code is wrong or already used.'),
   'portal.csrf_unauthorized': authz('A change from the portal must carry the session\'s X-CSRF-Token header and come from the portal\'s own origin.', 'The request did not come from the portal (CSRF check).'),
   'portal.totp_setup_required_unauthorized': authz('The team requires two-factor sign-in: set up an authenticator app (POST /portal/api/me/totp) before anything else.'),
