@@ -28,6 +28,9 @@ try {
   process.exit(1);
 }
 if (config.banner) printBanner(config, app); // ops/start.mjs: one banner for several processes
+// Under the supervisor (ops/processes.ts) the IPC channel says the app is up, then closes so that it
+// holds nothing open; a process that exits before this is not restarted.
+process.send?.('ready', () => process.disconnect?.());
 (await import('./safety-net.js')).installSafetyNet(log);
 
 let shuttingDown = false;

@@ -25,8 +25,7 @@ for (let i = 0; i < args.length; i++) {
     process.exit(2);
   }
 }
-preflight(env);
-
+// The process counts are checked before preflight, so that a typo is not reported after a long wait.
 const count = (name) => {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -38,6 +37,8 @@ const count = (name) => {
 };
 const apis = count('API_PROCESSES');
 const workers = count('WORKER_PROCESSES');
+preflight(env);
+
 const main = join(root, 'dist', 'ops', 'main.js');
 
 if (apis === undefined && workers === undefined) {
@@ -48,7 +49,12 @@ if (apis === undefined && workers === undefined) {
   const { supervise } = await import('../dist/ops/processes.js');
   let s;
   try {
-    s = supervise({ main, cwd: root, env, apis: apis ?? 1, workers: workers ?? 1, onExit: (role, i, how) => console.error(`orquesta: ${role} process ${i + 1} exited (${how}); starting it again in 1 s`) });
+    s = supervise({ main, cwd: root, env, apis: apis ?? 1, workers: workers ?? 1, onExit: (role, i, how) => console.error(`orquesta: ${role} process ${i + 1} exited (${how}); starting it again in 1 s`),
+      onFatal: (role, i, how) => {
+        console.error(`orquesta: ${role} process ${i + 1} exited (${how}) before it was ready; stopped them all (its own message is above)`);
+        process.exit(1);
+      },
+    });
   } catch (e) {
     console.error(e.message);
     process.exit(2);

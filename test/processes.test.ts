@@ -61,6 +61,7 @@ t.test('two API processes on one port and a worker, under the supervisor', async
   else t.same([...seen].sort(), [...apis()].sort(), 'both API processes listen on the port');
   const status = await until(() => httpCall(`${url}/status`, 'GET', {}).then((r) => JSON.parse(r.text)), (b) => b.worker?.processes === 1, 60_000);
   t.equal(status.worker.status, 'ok', 'the worker beats');
+  await until(async () => s.running(), (r) => r.every((p) => p.ready), 30_000);
 
   // One API process dies: the port keeps answering, and the supervisor starts a new one.
   const victim = apis()[0];
@@ -77,4 +78,32 @@ t.test('two API processes on one port and a worker, under the supervisor', async
   t.match(restarts.join(','), /api0:SIGKILL/, 'the supervisor saw the death');
   const again = await until(async () => listeners(port), (l) => l === null || after.every((p) => l.includes(p)), 90_000);
   if (again !== null) t.same([...again].sort(), [...after].sort(), 'the new process listens on the same port');
+});
+
+t.test('a process that exits before it is ready stops them all instead of restarting every second', async (t) => {
+  const fatal: string[] = [];
+  const restarts: string[] = [];
+  let done!: () => void;
+  const stopped = new Promise<void>((r) => (done = r));
+  const s = supervise({
+    main: join(projectRoot, 'dist', 'ops', 'main.js'),
+    cwd: projectRoot,
+    stdio: 'ignore',
+    restartMs: 50,
+    apis: 2,
+    workers: 1,
+    onExit: (role, i, how) => restarts.push(`${role}${i}:${how}`),
+    onFatal: (role, i, how) => {
+      fatal.push(`${role}${i}:${how}`);
+      done();
+    },
+    // A setting the process refuses at boot (ops/main.ts exits 2 on a ConfigError).
+    env: { ...process.env, NODE_ENV: 'test', PORT: 'not-a-port', SEED_DEMO_TENANT: 'false' },
+  });
+  t.teardown(() => s.stop('SIGKILL'));
+  await stopped;
+  t.equal(fatal.length, 1, 'onFatal once');
+  t.match(fatal[0], /:2$/, 'with the exit code of the refused setting');
+  t.same(restarts, [], 'nothing was started again');
+  t.equal(s.running().length, 0, 'the other processes were stopped');
 });
