@@ -102,8 +102,10 @@ t.test('on a Redis Cluster: every key pattern known, every multi-key group in on
   }
   t.same(unknown, [], 'no key outside the known patterns (a new pattern must say which keys it is used with)');
   for (const [g, slots] of groups) t.equal(slots.size, 1, `${g}: one hash slot`);
-  for (const what of ['rate-limit counters and the revoked-keys set (one script)', 'entity locks', 'worker heartbeats', 'BullMQ queues, their jobs and job schedulers']) {
-    t.ok(seen.has(what) || what === 'entity locks', `the workload wrote ${what}`);
+  // Entity locks and idempotency markers are released when their step ends, so the walk after the
+  // workload finds none: their patterns are single keys (no group), checked when present, not required.
+  for (const what of ['rate-limit counters and the revoked-keys set (one script)', 'worker heartbeats', 'BullMQ queues, their jobs and job schedulers']) {
+    t.ok(seen.has(what), `the workload wrote ${what}`);
   }
   t.ok([...groups.keys()].filter((g) => g.startsWith('queue ')).length >= 3, 'several queues walked');
   // Keys land on more than one master: the cluster is really used.
