@@ -213,6 +213,13 @@ export class PaymentIntents {
       if (!c) throw new ApiError('payment_intent.not_found', `starting_after ${q.starting_after} is not a payment intent of this key: use the last id of the previous page.`);
       after = sql`and (pi.created_at, pi.id) < (${c.created_at as Date}, ${c.id as string})`;
     }
+    // The customers of an email first (their index), then their intents by payment_intents_customer:
+    // one subquery in the page's statement made the planner walk the whole tenant (bench/portal: 2.6 s at 10^6).
+    let customers: string[] | undefined;
+    if (q.customer_email) {
+      customers = (await sql`select id from customers where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and lower(email) = ${q.customer_email.toLowerCase()} and deleted_at is null`).map((r) => r.id as string);
+      if (!customers.length) return { object: 'list' as const, data: [], has_more: false };
+    }
     const rows = await sql`
       -- a page of the tenant's intents, newest first, with what succeeded refunds returned
       select pi.*, coalesce((select sum(r.amount_minor) from refunds r where r.payment_intent_id = pi.id and r.status = 'succeeded'), 0)::bigint as refunded
@@ -225,6 +232,10 @@ export class PaymentIntents {
              ${q['created[lte]'] ? sql`and pi.created_at <= ${q['created[lte]']}` : sql``}
              ${q['created[lt]'] ? sql`and pi.created_at < ${q['created[lt]']}` : sql``}
              ${q['metadata[branch]'] ? sql`and pi.metadata->>'branch' = ${q['metadata[branch]']}` : sql``}
+             ${q.receipt_code ? sql`and pi.receipt_code = ${q.receipt_code.toUpperCase()}` : sql``}
+             ${q.amount_minor !== undefined ? sql`and pi.amount_minor = ${q.amount_minor}` : sql``}
+             ${q.method ? sql`and exists (select 1 from attempts a where a.payment_intent_id = pi.id and a.method = ${q.method})` : sql``}
+             ${customers ? sql`and pi.customer_id = any(${customers}::uuid[])` : sql``}
              ${after}
        order by pi.created_at desc, pi.id desc limit ${limit + 1}`;
     const page = rows.slice(0, limit).map((r) => {

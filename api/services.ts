@@ -21,6 +21,8 @@ import type { PayoutCredentials } from '../actors/payout-credentials.js';
 import type { Billers } from '../actors/billers.js';
 import type { Recharges } from '../actors/recharges.js';
 import type { PortalAccounts } from '../actors/portal-accounts.js';
+import type { PortalViews } from '../actors/portal-views.js';
+import type { ManualReconciliation } from '../actors/portal-reconcile.js';
 import type { Terminals } from '../actors/terminals.js';
 import type { Operators } from '../actors/operators.js';
 import type { OperatorDecisions } from '../actors/operator-decisions.js';
@@ -83,6 +85,10 @@ export interface Services extends CommandGroups {
   readonly recharges: Recharges;
   /** The merchant portal's accounts, sessions, team, keys and audit log (docs/portal.md). */
   readonly portal: PortalAccounts;
+  /** A payment's activity, webhook delivery logs and resends, refund and payout approvals with who asked (docs/portal.md). */
+  readonly portalViews: PortalViews;
+  /** Matching a bank statement line by hand, and undoing a match (actors/portal-reconcile.ts). */
+  readonly manualReconciliation: ManualReconciliation;
   /** The portal's built files (dist/web/portal), by name; undefined when absent. */
   readonly portalAsset: (name: string) => { body: Uint8Array; type: string } | undefined;
   /** Terminals (card-present readers, counter CoDi devices): portal and operator administration. */

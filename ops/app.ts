@@ -35,6 +35,8 @@ import { SqlKeyBook } from '../connectors/card/key-book.js';
 import { CardWebhooks } from '../actors/card-webhooks.js';
 import { Signups } from '../actors/signups.js';
 import { PortalAccounts } from '../actors/portal-accounts.js';
+import { PortalViews } from '../actors/portal-views.js';
+import { ManualReconciliation } from '../actors/portal-reconcile.js';
 import { portalAssets } from './portal-assets.js';
 import { SimAcquirer } from '../connectors/sim.js';
 import { ensureDemoTenant, resolveAdminKey, type AdminKeyInfo, type DemoTenant } from './bootstrap.js';
@@ -154,6 +156,8 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     signups: new Signups({ sql, secrets }),
     portal,
     portalAsset: portalAssets(),
+    portalViews: new PortalViews({ sql, readSql, wake: (tenantId) => webhooks.sweepOnce({ tenantId }) }),
+    manualReconciliation: new ManualReconciliation({ sql }),
     sim,
     payments,
     webhooks,

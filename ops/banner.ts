@@ -29,6 +29,7 @@ export function bannerLines(config: Config, app: Pick<RunningApp, 'url' | 'admin
     lines.push(`  API            ${base}   (listening on ${app.url})`);
     lines.push(`  OpenAPI        ${base}/openapi/v1.json`);
     lines.push(`  Errors         ${base}/docs/errors`);
+    lines.push(`  Portal         ${base}/portal   (the merchant's dashboard; docs/portal.md)`);
     lines.push(`  Demo           ${base}/demo   (pay a test link in the browser)`);
     lines.push(`  Status         ${base}/status`);
   }

@@ -48,7 +48,7 @@ export function ensureInstalled() {
  * when the SDK's types are missing or stale (a fresh clone), so its errors are shown only when they
  * stand after the types are current.
  */
-export function build() {
+function buildTs() {
   const tscArgs = [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'];
   const first = spawnSync(process.execPath, tscArgs, { cwd: root, encoding: 'utf8' });
   if (first.error) throw first.error;
@@ -70,6 +70,20 @@ export function build() {
     console.error('TypeScript build failed; see the errors above.');
     process.exit(code);
   }
+}
+
+/** The portal's browser bundle (ops/build-web.mjs: esbuild), after the TypeScript build. */
+function buildWeb() {
+  const r = spawnSync(process.execPath, [join(root, 'ops', 'build-web.mjs')], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) {
+    console.error('The portal bundle could not be built (ops/build-web.mjs); see above.');
+    process.exit(r.status ?? 1);
+  }
+}
+
+export function build() {
+  buildTs();
+  buildWeb();
 }
 
 export function preflight(env) {

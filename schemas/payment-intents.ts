@@ -208,6 +208,10 @@ export const listIntentsQuery = {
     'created[lte]': isoInstant,
     'created[lt]': isoInstant,
     'metadata[branch]': { type: 'string', maxLength: 500, description: 'Exact match on `metadata.branch`.' },
+    receipt_code: { type: 'string', minLength: 1, maxLength: 20, description: 'The intent with this receipt code (`W-XXXXX`, case-insensitive).' },
+    amount_minor: { type: 'integer', minimum: 0, description: 'Exact amount in minor units (without tip).' },
+    method: { enum: ['card', 'spei', 'codi', 'dimo', 'oxxo'], description: 'Intents with an attempt of this method.' },
+    customer_email: { type: 'string', minLength: 1, maxLength: 254, description: "Intents of the customers with this email (case-insensitive)." },
   },
 } as const;
 export type ListIntentsQuery = FromSchema<typeof listIntentsQuery>;

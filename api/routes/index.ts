@@ -31,6 +31,8 @@ import { testClockRoutes } from './test-clock.js';
 import { testHelperRoutes } from './test-helpers.js';
 import { webhookRoutes } from './webhooks.js';
 import { portalRoutes } from './portal.js';
+import { activityRoutes } from './activity.js';
+import { bankLineRoutes } from './bank-lines.js';
 import { portalApiRoutes } from './portal-api.js';
 import { portalTerminalRoutes, terminalRoutes } from './terminals.js';
 import { inspectRoutes, operatorRoutes } from './operator.js';
@@ -72,6 +74,8 @@ export function allRoutes(config: { publicBaseUrl: string }): RouteDef[] {
     ...operatorRoutes,
     ...inspectRoutes,
     ...operatorAdminRoutes,
+    ...activityRoutes,
+    ...bankLineRoutes,
   ];
   // The operator console: every /admin route again under /portal/api/operator with an operator's portal
   // session; /admin changes audited (api/routes/operator-console.ts, docs/operator.md).

@@ -45,7 +45,7 @@ export const paymentIntentRoutes = [
     summary: 'List payment intents, newest first',
     description:
       'Stripe-style paging: `limit` (default 10, clamped to 100), `starting_after` = the last id of the previous page, `has_more`. ' +
-      'Filters: `status`, `customer`, `created[gte|gt|lte|lt]` (ISO 8601), `metadata[branch]`. Reads may come from the replica.',
+      'Filters: `status`, `customer`, `created[gte|gt|lte|lt]` (ISO 8601), `metadata[branch]`, and (the portal\'s search) `receipt_code`, `amount_minor`, `method` (an attempt of that method), `customer_email`. Reads may come from the replica.',
     tags: ['Payment intents'],
     responses: { 200: { description: 'A page of intents', schema: pageOf(paymentIntentResource) } },
     errors: ['payment_intent.not_found'],

@@ -18,5 +18,11 @@ export const PORTAL_ERRORS = {
   'portal.invitation_not_found': inv('No pending invitation with this token (wrong, used, revoked or expired after 7 days).'),
   'portal.reset_not_found': inv('No password reset with this token (wrong, used or expired after 30 minutes).'),
   'portal.api_key_not_found': inv('No API key with this id belongs to your account.'),
+  'webhook_delivery.not_found': inv('No webhook delivery with this id for this key (the numeric id of the endpoint\'s delivery log).'),
+  'webhook_delivery.resend_conflict': inv('The delivery is being sent right now, or its endpoint is disabled: wait for the attempt, or reactivate the endpoint.'),
+  'bank_statement.line_not_found': inv('No line with this id in this bank statement (the numeric `id` of /lines).'),
+  'bank_statement.line_match_conflict': inv('The line is already matched (undo it first), or the charge is already matched to another line, or there is no match to undo.'),
+  'bank_statement.charge_not_found': inv('No succeeded charge of this key has that payment intent id or receipt code.'),
+  'bank_statement.invalid_manual_match': inv('Send one of `payment_intent_id` (a UUID) or `receipt_code`.'),
   'portal.totp_conflict': inv('Two-factor sign-in is already on for this member; turn it off first to set up another app.'),
 } as const satisfies Record<string, ErrorSpec>;
