@@ -1,7 +1,7 @@
 // The portal's built files in dist/web/portal (no CDN, nothing fetched at run time), read once and
-// kept in memory. On main nothing builds them yet: the portal's screens (web/portal) and their
-// bundler (ops/build-web.mjs) are in wip/h-portal.diff, so every name answers undefined (a 404)
-// until that lands.
+// kept in memory. ops/build-web.mjs (esbuild) bundles them from web/portal during every build
+// (npm run build, npm start, npm test: ops/launcher.mjs build()); a name that is not there answers
+// undefined (a 404).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from './paths.js';

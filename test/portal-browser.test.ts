@@ -4,8 +4,8 @@
 // it; a refund above the threshold waits for a second member, who approves it (the requester
 // cannot). Hostile merchant strings stay text. Each screen passes axe-core with no serious or
 // critical finding, answers with the strict CSP, and is photographed at 390 and 1280 px
-// (dist/screenshots/portal-*.png, copies in docs/).
-import { mkdirSync, readFileSync } from 'node:fs';
+// (dist/screenshots/portal-*.png; with PORTAL_SCREENSHOTS=1 also docs/portal-*.png, which were looked at).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import t from 'tap';
@@ -118,7 +118,10 @@ if (why) {
     return r as string[];
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `portal-${name}.png`), fullPage: true });
+  const shot = async (page: Page, name: string) => {
+    const png = await page.screenshot({ path: join(SHOTS, `portal-${name}.png`), fullPage: true });
+    if (process.env.PORTAL_SCREENSHOTS === '1') writeFileSync(join(projectRoot, 'docs', `portal-${name}.png`), png);
+  };
 
   t.test('the page: strict CSP, no inline script, no frames, built bundle served by the service', async (t) => {
     const r = await a.call('GET', '/portal');
