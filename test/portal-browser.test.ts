@@ -198,6 +198,10 @@ if (why) {
     t.equal(await acc.page.getByTestId('nav-developers-keys').count(), 0, 'and no API keys');
     await acc.page.goto(`${a.url}/portal#/reports`);
     await acc.page.getByTestId('download-polizas').waitFor();
+    // The cash cut shows the API's own totals (GET /v1/reports/cash-cut), not a dash.
+    const cut = await a.call('GET', `/v1/reports/cash-cut?from=${new Date(Date.now() - 86_400_000 * 2).toISOString().slice(0, 10)}&to=${new Date(Date.now() + 86_400_000 * 2).toISOString().slice(0, 10)}`, { key: owner.testKey });
+    await acc.page.getByTestId('cut-total').waitFor();
+    t.match(await acc.page.getByTestId('cut-total').textContent(), /^\$[\d,]+\.\d{2} MXN$/, `the cash cut's total is shown (the API says ${cut.body.totals?.total_minor})`);
     const dl = acc.page.waitForEvent('download');
     await acc.page.getByTestId('download-polizas').click();
     const file = await dl;
@@ -243,6 +247,7 @@ if (why) {
     await page.getByTestId('receipt-code').waitFor();
     t.equal(await page.getByTestId('receipt-code').textContent(), pi.receipt_code);
     t.equal(await page.locator('img[src="x"]').count(), 0, 'metadata is not markup');
+    t.match(await page.getByTestId('attempts').textContent(), pi.attempts[0].connector_key, "the attempt's connector is shown");
     await page.getByTestId('refund-amount').fill('100.00');
     t.match(await page.getByTestId('refund-preview').textContent(), /\$100\.00 MXN/);
     await page.getByRole('button', { name: 'Reembolsar' }).click();

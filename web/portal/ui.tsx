@@ -219,9 +219,14 @@ export function Bars({ labels, series, title }: { labels: string[]; series: Arra
         height: 220,
         title,
         scales: { x: { time: false, range: [-0.5, labels.length - 0.5] } },
-        axes: [{ values: (_u, v) => v.map((i) => labels[i] ?? '') }, { size: 70, values: (_u, v) => v.map((x) => `$${Math.round(x / 100).toLocaleString('es-MX')}`) }],
+        // One tick per bar (no fractional positions), pesos on the y axis; the legend is off: the
+        // figures are in the table below (for screen readers), and uPlot's legend would say "Value".
+        axes: [
+          { splits: () => xs, values: (_u, v) => v.map((i) => labels[i] ?? '') },
+          { size: 80, values: (_u, v) => v.map((x) => `$${(x / 100).toLocaleString('es-MX', { maximumFractionDigits: Math.max(...v.map(Math.abs)) < 1000 ? 2 : 0 })}`) },
+        ],
         series: [{}, ...series.map((s) => ({ label: s.name, stroke: s.color, fill: s.color, paths: bars, points: { show: false } }))],
-        legend: { show: true },
+        legend: { show: false },
       },
       [xs, ...series.map((s) => s.values)] as uPlot.AlignedData,
       el.current,

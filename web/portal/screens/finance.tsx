@@ -150,7 +150,7 @@ export function Reconciliation(_p: ViewProps) {
           { label: L('Banco', 'Bank'), get: (s) => s.bank },
           { label: L('Periodo', 'Period'), get: (s) => `${s.period_start} – ${s.period_end}` },
           { label: L('Líneas', 'Lines'), get: (s) => String(s.lines_total) },
-          { label: L('Conciliadas', 'Matched'), get: (s) => String(s.lines_matched ?? s.matched ?? '—') },
+          { label: L('Conciliadas', 'Matched'), get: (s) => String(s.matched) },
           { label: L('Subido', 'Uploaded'), get: (s) => when(s.created_at) },
         ]} />
       ) : list.data ? <Empty what={L('Sin estados de cuenta.', 'No statements.')} /> : null}
@@ -228,7 +228,7 @@ export function Reports(_p: ViewProps) {
   const sav = useLoad(() => api<any>('GET', `/v1/reports/savings?${range}`), [range]);
   const leak = useLoad(() => api<any>('GET', `/v1/reports/fee-leakage?${range}`), [range]);
   const anom = useLoad(() => api<any>('GET', `/v1/reports/anomalies?${range}`), [range]);
-  const byDay: any[] = cut.data?.by_day ?? [];
+  const byMethod: any[] = cut.data?.by_method ?? [];
   const byBranch: any[] = cut.data?.by_branch ?? [];
   return (
     <>
@@ -247,9 +247,14 @@ export function Reports(_p: ViewProps) {
         <Loading state={cut} />
         {cut.data ? (
           <>
-            <Dl items={[[L('Cobrado', 'Charged'), money(cut.data.charged_minor ?? cut.data.total_minor)], [L('Reembolsado', 'Refunded'), money(cut.data.refunded_minor)], [L('Neto', 'Net'), money(cut.data.net_minor)]]} />
-            {byBranch.length ? <Bars title={L('Por sucursal', 'By branch')} labels={byBranch.map((b) => b.branch ?? b.key ?? '—')} series={[{ name: L('Total', 'Total'), values: byBranch.map((b) => b.total_minor ?? b.charged_minor ?? 0), color: '#2b6cb0' }]} /> : null}
-            {byDay.length ? <Bars title={L('Por día', 'By day')} labels={byDay.map((b) => b.day ?? b.date)} series={[{ name: L('Total', 'Total'), values: byDay.map((b) => b.total_minor ?? 0), color: '#2b6cb0' }]} /> : null}
+            <Dl items={[
+              [L('Cobrado (con propina)', 'Charged (with tips)'), <strong data-testid="cut-total">{money(cut.data.totals.total_minor, cut.data.currency)}</strong>],
+              [L('Operaciones', 'Operations'), String(cut.data.totals.operation_count)],
+              [L('Reembolsado', 'Refunded'), money(cut.data.refunds.amount_minor, cut.data.currency)],
+              [L('Neto', 'Net'), money(cut.data.totals.total_minor - cut.data.refunds.amount_minor, cut.data.currency)],
+            ]} />
+            {byMethod.length ? <Bars title={L('Por método', 'By method')} labels={byMethod.map((b) => b.key)} series={[{ name: 'Total', values: byMethod.map((b) => b.total_minor), color: '#1f7a4d' }]} /> : null}
+            {byBranch.length ? <Bars title={L('Por sucursal', 'By branch')} labels={byBranch.map((b) => b.key)} series={[{ name: 'Total', values: byBranch.map((b) => b.total_minor), color: '#2b6cb0' }]} /> : null}
           </>
         ) : null}
       </Card>
@@ -266,7 +271,9 @@ export function Reports(_p: ViewProps) {
         ) : bal.data ? <p class="muted">{L('Sin movimientos.', 'No movements.')}</p> : null}
       </Card>
       <Card title={L('Ahorro por ruteo y fugas de comisión', 'Routing savings and fee leakage')}>
-        {sav.data && leak.data ? (
+        {sav.data && leak.data && ![sav.data.routing_saved_minor, sav.data.retry_recovered_minor, sav.data.dunning_recovered_minor, leak.data.leakage_minor].some((x: number) => x) ? (
+          <p class="muted" data-testid="savings-none">{L('Sin ahorro ni fugas en el periodo.', 'No savings or leakage in the period.')}</p>
+        ) : sav.data && leak.data ? (
           <Bars title={L('Ahorro y fugas', 'Savings and leakage')} labels={[L('Ruteo', 'Routing'), L('Reintentos', 'Retries'), L('Cobranza', 'Dunning'), L('Fuga', 'Leakage')]}
             series={[{ name: 'MXN', values: [sav.data.routing_saved_minor, sav.data.retry_recovered_minor, sav.data.dunning_recovered_minor, leak.data.leakage_minor], color: '#6b46c1' }]} />
         ) : <Loading state={sav} />}
@@ -275,8 +282,9 @@ export function Reports(_p: ViewProps) {
         <Loading state={anom} />
         {anom.data?.data?.length ? (
           <Table testid="anomalies" rows={anom.data.data} cols={[
-            { label: L('Tipo', 'Kind'), get: (a) => a.kind ?? a.type },
-            { label: L('Detalle', 'Detail'), get: (a) => a.message ?? a.description ?? JSON.stringify(a) },
+            { label: L('Regla', 'Rule'), get: (a) => a.rule },
+            { label: L('Fecha', 'Date'), get: (a) => a.day ?? (a.occurred_at ? when(a.occurred_at) : '—') },
+            { label: L('Por qué', 'Why'), get: (a) => a.reason },
           ]} />
         ) : anom.data ? <p class="muted">{L('Sin anomalías.', 'No anomalies.')}</p> : null}
       </Card>
@@ -338,7 +346,7 @@ export function Payouts({ session }: ViewProps) {
       {list.data?.data.length ? (
         <Table testid="payouts" rows={list.data.data} cols={[
           { label: L('Beneficiario', 'Beneficiary'), get: (p) => p.beneficiary_name },
-          { label: 'CLABE', get: (p) => `•••• ${String(p.clabe ?? p.clabe_masked ?? '').slice(-4)}` },
+          { label: 'CLABE', get: (p) => `•••• ${String(p.clabe).slice(-4)}` },
           { label: L('Monto', 'Amount'), get: (p) => money(p.amount_minor, p.currency) },
           { label: L('Estado', 'Status'), get: (p) => <Status s={p.status} /> },
           { label: L('Fecha', 'Date'), get: (p) => when(p.created_at) },
@@ -388,8 +396,8 @@ export function Services(_p: ViewProps) {
         <Loading state={sp} />
         {sp.data?.data.length ? (
           <Table testid="service-payments" rows={sp.data.data} cols={[
-            { label: L('Servicio', 'Biller'), get: (x) => x.biller_code ?? x.biller },
-            { label: L('Referencia', 'Reference'), get: (x) => x.reference_masked ?? x.reference ?? '—' },
+            { label: L('Servicio', 'Biller'), get: (x) => x.biller_code },
+            { label: L('Referencia', 'Reference'), get: (x) => x.reference },
             { label: L('Monto', 'Amount'), get: (x) => money(x.amount_minor, x.currency) },
             { label: L('Estado', 'Status'), get: (x) => <Status s={x.status} /> },
             { label: L('Fecha', 'Date'), get: (x) => when(x.created_at) },
@@ -400,9 +408,9 @@ export function Services(_p: ViewProps) {
         <Loading state={rc} />
         {rc.data?.data.length ? (
           <Table testid="recharges" rows={rc.data.data} cols={[
-            { label: L('Compañía', 'Carrier'), get: (x) => x.carrier_code ?? x.carrier },
-            { label: L('Teléfono', 'Phone'), get: (x) => x.phone_masked ?? x.phone ?? '—' },
-            { label: L('Monto', 'Amount'), get: (x) => money(x.amount_minor, x.currency) },
+            { label: L('Compañía', 'Carrier'), get: (x) => x.carrier_code },
+            { label: L('Teléfono', 'Phone'), get: (x) => x.phone_masked },
+            { label: L('Monto', 'Amount'), get: (x) => money(x.face_amount_minor, x.currency) },
             { label: L('Estado', 'Status'), get: (x) => <Status s={x.status} /> },
           ]} />
         ) : rc.data ? <p class="muted">{L('Sin recargas.', 'No top-ups.')}</p> : null}

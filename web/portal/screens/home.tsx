@@ -9,21 +9,13 @@ export function Home({ session }: ViewProps) {
   const today = day(new Date().toISOString());
   const from = new Date(`${today}T00:00:00-06:00`).toISOString();
   const pays = useLoad(() => api<{ data: any[]; has_more: boolean }>('GET', `/v1/payment_intents?limit=100&created[gte]=${encodeURIComponent(from)}`));
+  // Collected by method is the cash cut's (reports:read); a member without that scope sees the totals only.
+  const books = ['*', 'reports:read'].some((s) => session.member.scopes.includes(s));
+  const cut = useLoad(() => (books ? api<any>('GET', `/v1/reports/cash-cut?from=${today}&to=${day(new Date(Date.now() + 86_400_000).toISOString())}`) : Promise.resolve(null)));
   const waiting = useLoad(() => api<{ data: any[] }>('GET', '/refund_approvals?status=pending').catch(() => ({ data: [] })));
   const rows = pays.data?.data ?? [];
   const ok = rows.filter((p) => p.status === 'succeeded');
-  const byMethod = new Map<string, { n: number; ok: number; minor: number }>();
-  for (const p of rows) {
-    const m = p.payment_method_type ?? p.method ?? p.attempts?.[0]?.method ?? L('sin método', 'no method');
-    const e = byMethod.get(m) ?? { n: 0, ok: 0, minor: 0 };
-    e.n++;
-    if (p.status === 'succeeded') {
-      e.ok++;
-      e.minor += p.amount_minor;
-    }
-    byMethod.set(m, e);
-  }
-  const labels = [...byMethod.keys()];
+  const byMethod: Array<{ key: string; total_minor: number }> = cut.data?.by_method ?? [];
   return (
     <>
       <h1>{L(`Hola, ${session.member.name || session.member.email}`, `Hello, ${session.member.name || session.member.email}`)}</h1>
@@ -35,9 +27,9 @@ export function Home({ session }: ViewProps) {
             [L('Pagos', 'Payments'), `${rows.length}${pays.data.has_more ? '+' : ''}`],
             [L('Éxito', 'Success rate'), rows.length ? `${Math.round((ok.length / rows.length) * 100)} %` : '—'],
           ]} />
-          {labels.length ? (
-            <Bars title={L('Cobrado hoy por método', 'Collected today by method')} labels={labels} series={[{ name: L('Cobrado', 'Collected'), values: labels.map((l) => byMethod.get(l)!.minor), color: '#1f7a4d' }]} />
-          ) : (
+          {byMethod.length ? (
+            <Bars title={L('Cobrado hoy por método (corte de caja)', 'Collected today by method (cash cut)')} labels={byMethod.map((b) => b.key)} series={[{ name: L('Cobrado', 'Collected'), values: byMethod.map((b) => b.total_minor), color: '#1f7a4d' }]} />
+          ) : rows.length ? null : (
             <Empty what={L('Aún no hay pagos hoy.', 'No payments today yet.')} curl={`curl -s ${location.origin}/v1/payment_intents -H "Authorization: Bearer sk_test_…" -H "Idempotency-Key: $(uuidgen)" -H 'Content-Type: application/json' -d '{"amount_minor":15000,"currency":"MXN"}'`} />
           )}
         </Card>

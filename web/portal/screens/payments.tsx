@@ -149,9 +149,9 @@ export function PaymentDetail({ id, session }: ViewProps) {
             <Table testid="attempts" rows={p.attempts ?? []} cols={[
               { label: L('Método', 'Method'), get: (a) => a.method },
               { label: L('Estado', 'Status'), get: (a) => <Status s={a.status} /> },
-              { label: L('Conector', 'Connector'), get: (a) => a.connector ?? '—' },
+              { label: L('Conector', 'Connector'), get: (a) => a.connector_key ?? '—' },
               { label: L('Referencia', 'Reference'), get: (a) => a.provider_ref ?? '—' },
-              { label: L('Error', 'Error'), get: (a) => a.failure_message ?? a.decline_code ?? '—' },
+              { label: L('Error', 'Error'), get: (a) => a.failure_message ?? a.failure_code ?? '—' },
             ]} />
           </Card>
           <Loading state={act} />
