@@ -5,7 +5,8 @@
 // a notice is a hint, never the evidence itself. Chargebacks open the attempt's dispute.
 import type { Sql } from '../kernel/db.js';
 import { ApiError } from '../kernel/errors.js';
-import { verifyConektaWebhook } from '../connectors/card/conekta.js';
+import { conektaChargeBookKey, verifyConektaWebhook } from '../connectors/card/conekta.js';
+import { SqlKeyBook } from '../connectors/card/key-book.js';
 import { readOpenpayWebhook } from '../connectors/card/openpay.js';
 import { isObj } from '../connectors/card/http.js';
 import { openDispute } from './disputes.js';
@@ -13,7 +14,7 @@ import type { PaymentIntents } from './payment-intents.js';
 import type { Routing } from './routing.js';
 
 export class CardWebhooks {
-  constructor(private d: { sql: Sql; routing: Pick<Routing, 'credentialsFor'>; payments: Pick<PaymentIntents, 'receiveNotice'> }) {}
+  constructor(private d: { sql: Sql; routing: Pick<Routing, 'credentialsFor' | 'recordVerification'>; payments: Pick<PaymentIntents, 'receiveNotice'> }) {}
 
   private async attemptBy(connector: string, tenantId: string, where: { providerRef?: string; providerKey?: string }) {
     const rows = where.providerKey
@@ -50,7 +51,10 @@ export class CardWebhooks {
     const ev = verifyConektaWebhook(rawBody, digest, creds?.webhook_public_key);
     if (!ev) throw new ApiError('webhook_in.invalid_signature');
     const o = ev.object;
-    const orderId = typeof o.order_id === 'string' ? o.order_id : o.object === 'order' && typeof o.id === 'string' ? o.id : undefined;
+    // A chargeback names its charge (`charge_id`, Conekta's chargeback object), not its order: the
+    // adapter booked charge id → order id when the order was answered or found.
+    const byCharge = typeof o.charge_id === 'string' ? await new SqlKeyBook(this.d.sql).get('conekta', conektaChargeBookKey(o.charge_id)) : null;
+    const orderId = byCharge ?? (typeof o.order_id === 'string' ? o.order_id : o.object === 'order' && typeof o.id === 'string' ? o.id : undefined);
     const attempt = orderId ? await this.attemptBy('conekta', tenantId, { providerRef: orderId }) : undefined;
     const eventId = String((JSON.parse(rawBody) as { id?: string }).id ?? `${ev.type}:${orderId}`);
     return this.apply('conekta', tenantId, eventId, ev.type, attempt, typeof o.reason === 'string' ? o.reason : undefined);
@@ -60,14 +64,30 @@ export class CardWebhooks {
     const peek = isObj(body) && isObj(body.transaction) ? body.transaction : undefined;
     const orderId = typeof peek?.order_id === 'string' ? peek.order_id : undefined;
     const attempt = orderId ? await this.attemptBy('openpay', tenantId, { providerKey: orderId }) : undefined;
-    // The mode is the attempt's; a verification ping (no transaction) is checked against live credentials, then test.
-    const creds = attempt
-      ? await this.d.routing.credentialsFor(tenantId, attempt.livemode, 'openpay')
-      : (await this.d.routing.credentialsFor(tenantId, true, 'openpay')) ?? (await this.d.routing.credentialsFor(tenantId, false, 'openpay'));
-    if (!creds) throw new ApiError('webhook_in.invalid_signature', 'No Openpay credentials are stored for this tenant.');
-    const ev = readOpenpayWebhook(body, authorization, creds);
-    if (!ev) throw new ApiError('webhook_in.invalid_signature');
-    if (ev.type === 'verification') return { object: 'inbound_acknowledgement' as const, received: true, provider: 'openpay', type: ev.type, matched: false };
+    // The mode is the attempt's; a verification ping (no transaction) is checked against each mode's
+    // credentials (live first), and its mode is the one whose webhook user and password it carries.
+    const modes = attempt ? [attempt.livemode] : [true, false];
+    let ev: ReturnType<typeof readOpenpayWebhook> = null;
+    let mode: boolean | undefined;
+    let anyCreds = false;
+    for (const m of modes) {
+      const creds = await this.d.routing.credentialsFor(tenantId, m, 'openpay');
+      if (!creds) continue;
+      anyCreds = true;
+      ev = readOpenpayWebhook(body, authorization, creds);
+      if (ev) {
+        mode = m;
+        break;
+      }
+    }
+    if (!anyCreds) throw new ApiError('webhook_in.invalid_signature', 'No Openpay credentials are stored for this tenant.');
+    if (!ev || mode === undefined) throw new ApiError('webhook_in.invalid_signature');
+    if (ev.type === 'verification') {
+      // The tenant types this code into Openpay's dashboard to activate the webhook: kept, and shown in
+      // GET /v1/routing/connectors/openpay (issue 28.2).
+      if (ev.verificationCode) await this.d.routing.recordVerification(tenantId, mode, 'openpay', ev.verificationCode);
+      return { object: 'inbound_acknowledgement' as const, received: true, provider: 'openpay', type: ev.type, matched: false };
+    }
     const eventId = `${ev.type}:${String(peek?.id ?? orderId)}`;
     return this.apply('openpay', tenantId, eventId, ev.type, attempt, typeof peek?.reason === 'string' ? peek.reason : undefined);
   }

@@ -30,6 +30,8 @@ const notFound = () => new ApiError('payment_intent.not_found', PUBLIC_NOT_FOUND
 export interface Caller {
   origin?: string;
   host?: string;
+  /** The browser's address (the shopper's IP, for connectors that need it). */
+  ip?: string;
 }
 
 const originList = (v: unknown): string[] | null => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : null);
@@ -124,7 +126,7 @@ export async function publicConfirm(deps: { sql: Sql; payments: Pick<PaymentInte
      where pi.id = ${id}`;
   if (link && !link.active && !link.paid_at) throw new ApiError('payment_intent.not_confirmable', 'This payment link is no longer active.');
   const p = { tenantId: owner.tenantId, livemode: owner.livemode, keyId: 'public_checkout', scopes: [] };
-  const res = await deps.payments.confirm(p, id, { payment_token: body.payment_token, payment_method: body.payment_method, tip_minor: body.tip_minor, return_url: body.return_url });
+  const res = await deps.payments.confirm(p, id, { payment_token: body.payment_token, payment_method: body.payment_method, tip_minor: body.tip_minor, return_url: body.return_url, ...(caller?.ip ? { payer_ip: caller.ip } : {}) });
   if ((res as { object?: string }).object === 'risk_review') {
     const h = await hydrate(deps.sql, id, owner.tenantId);
     return publicView(h!.row);

@@ -263,7 +263,7 @@ const EFFECTS: { [T in PaymentIntentEffect['type']]?: (d: Draft, a: Extract<Paym
       table: 'risk_reviews',
       row: {
         id: reviewId, tenant_id: intent.tenant_id, livemode: intent.livemode, payment_intent_id: intent.id, rule_id: charge.ruleId!, status: 'pending',
-        request: { payment_method: charge.method, payment_token: charge.token ?? null, tip_minor: cmd.kind === 'confirm' ? cmd.body.tip_minor ?? null : null, return_url: cmd.kind === 'confirm' ? cmd.body.return_url ?? null : null },
+        request: { payment_method: charge.method, payment_token: charge.token ?? null, tip_minor: cmd.kind === 'confirm' ? cmd.body.tip_minor ?? null : null, return_url: cmd.kind === 'confirm' ? cmd.body.return_url ?? null : null, payer_ip: cmd.kind === 'confirm' ? cmd.body.payer_ip ?? null : null },
         created_at: env.at,
       },
     });
@@ -311,6 +311,7 @@ function newAttempt(d: Draft, connector: string, method: string, token: string |
   const id = env.newId();
   // Where a 3-D Secure page sends the shopper back: this confirm's, else the one the attempt retried or the review held.
   const returnUrl = cmd.kind === 'confirm' ? cmd.body.return_url ?? null : cmd.kind === 'review' ? ((h.review?.request?.return_url as string | undefined) ?? null) : (h.open?.return_url ?? null);
+  const payerIp = cmd.kind === 'confirm' ? cmd.body.payer_ip ?? null : cmd.kind === 'review' ? ((h.review?.request?.payer_ip as string | undefined) ?? null) : (h.open?.payer_ip ?? null);
   const a: AttemptRow = {
     id,
     tenant_id: intent.tenant_id,
@@ -330,6 +331,7 @@ function newAttempt(d: Draft, connector: string, method: string, token: string |
     capture_requested_at: null,
     fee_minor: null,
     return_url: returnUrl,
+    payer_ip: payerIp,
     created_at: at,
     updated_at: at,
   };
@@ -338,7 +340,7 @@ function newAttempt(d: Draft, connector: string, method: string, token: string |
     table: 'attempts',
     row: {
       id, tenant_id: a.tenant_id, livemode: a.livemode, payment_intent_id: a.payment_intent_id, status: 'pending', connector_key: connector, method,
-      amount_minor: a.amount_minor, currency: a.currency, payment_token: token, provider_key: a.provider_key, return_url: returnUrl, created_at: at, updated_at: at,
+      amount_minor: a.amount_minor, currency: a.currency, payment_token: token, provider_key: a.provider_key, return_url: returnUrl, payer_ip: payerIp, created_at: at, updated_at: at,
     },
   });
   if (route?.decision) {

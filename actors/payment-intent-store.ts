@@ -40,6 +40,8 @@ export interface AttemptRow {
   fee_minor: number | null;
   /** Where the 3-D Secure page returns the shopper (confirm's `return_url`); not in the projection. */
   return_url?: string | null;
+  /** The shopper's IP for connectors that need it (Openpay): confirm's `payer_ip` or the checkout's client address. */
+  payer_ip?: string | null;
   created_at: Date;
   updated_at: Date;
 }

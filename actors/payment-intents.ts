@@ -492,6 +492,7 @@ export class PaymentIntents {
           amountMinor: attempt.amount_minor,
           currency: attempt.currency,
           paymentToken: attempt.payment_token ?? undefined,
+          payerIp: attempt.payer_ip ?? undefined,
           now: new Date(Date.now() + h.clockOffsetMs),
         }),
       lookup: () => connector.retrieve(attempt.provider_key, ctxOf(attempt)),

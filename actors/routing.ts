@@ -106,6 +106,51 @@ export class Routing {
     return { object: 'list' as const, configured: false, data };
   }
 
+  /**
+   * One connector of the tenant's table with what the provider needs from the tenant (issue 28):
+   * the webhook URL to register, Conekta's webhook public key as stored, Openpay's last verification
+   * code, and a state from the latest calls (credentials refused, calls without an answer). Public
+   * values only: never a private key or password.
+   */
+  async get(p: Principal, key: string) {
+    const [row] = await this.d.sql`select * from routing_connectors where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and connector_key = ${key}`;
+    if (!row) throw new ApiError('routing.connector_not_found');
+    const view = connectorView(row);
+    const creds = CREDENTIAL_FIELDS[key] ? await this.credentialsFor(p.tenantId, p.livemode, key) : null;
+    const webhook: Record<string, string> = {};
+    if (key === 'conekta' || key === 'openpay') webhook.url = `/webhooks/in/${key}/${p.tenantId}`;
+    if (key === 'conekta' && creds?.webhook_public_key) webhook.public_key = creds.webhook_public_key;
+    if (key === 'openpay') {
+      const [v] = await this.d.sql`select code, received_at from connector_verifications where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and connector_key = ${key}`;
+      if (v) Object.assign(webhook, { verification_code: v.code as string, verification_received_at: (v.received_at as Date).toISOString() });
+      if (creds?.webhook_user) webhook.user = creds.webhook_user;
+    }
+    return { ...view, ...(Object.keys(webhook).length ? { webhook } : {}), status: await this.connectorState(p, key, row.updated_at as Date, !!row.credentials_sealed || !CREDENTIAL_FIELDS[key]) };
+  }
+
+  /** The connector's state from its latest attempts in this mode since its configuration last changed. */
+  private async connectorState(p: Principal, key: string, since: Date, configured: boolean) {
+    if (!configured) return { state: 'not_configured' as const, detail: `${key} needs credentials (${CREDENTIAL_FIELDS[key]!.required.join(', ')}).` };
+    const [last] = await this.d.sql`
+      select status, failure_code, failure_message, updated_at from attempts
+       where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and connector_key = ${key} and created_at >= ${since} and status <> 'pending'
+       order by updated_at desc limit 1`;
+    if (last?.failure_code === 'invalid_credentials') return { state: 'invalid_credentials' as const, detail: (last.failure_message as string | null) ?? `${key} refused the stored credentials.`, at: (last.updated_at as Date).toISOString() };
+    const [stuck] = await this.d.sql`
+      select count(*)::int as n, min(created_at) as since from attempts
+       where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and connector_key = ${key} and status = 'pending' and created_at < now() - interval '2 minutes'`;
+    if ((stuck?.n as number) > 0) return { state: 'unreachable' as const, detail: `${stuck!.n} call(s) to ${key} without an answer since ${(stuck!.since as Date).toISOString()}: check network access (outbound HTTPS) and the provider's status.`, at: (stuck!.since as Date).toISOString() };
+    if (!last) return { state: 'unused' as const };
+    return { state: 'ok' as const, at: (last.updated_at as Date).toISOString() };
+  }
+
+  /** Keeps a provider's webhook verification code (Openpay's registration ping) for the tenant to read. */
+  async recordVerification(tenantId: string, livemode: boolean, key: string, code: string) {
+    await this.d.sql`
+      insert into connector_verifications (tenant_id, livemode, connector_key, code) values (${tenantId}, ${livemode}, ${key}, ${code})
+      on conflict (tenant_id, livemode, connector_key) do update set code = excluded.code, received_at = now()`;
+  }
+
   /** Adds or replaces one connector of the tenant's table for the key's mode. */
   async put(p: Principal, key: string, body: PutConnectorBody) {
     if (!this.d.router.has(key)) throw new ApiError('routing.invalid_connector', `Unknown connector "${key}".`);

@@ -30,6 +30,8 @@ export interface ChargeRequest {
   amountMinor: number;
   currency: string;
   paymentToken?: string;
+  /** The shopper's IP (confirm's `payer_ip`, or the browser's address at the public checkout); Openpay requires it. */
+  payerIp?: string;
   /** The tenant's clock (test mode follows the test clock): push expiries are computed from it. */
   now: Date;
 }

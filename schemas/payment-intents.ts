@@ -60,6 +60,7 @@ export const confirmBody = {
     payment_method_id: uuid,
     tip_minor: { ...tip, description: 'When sent it replaces the existing tip; omitted or null keeps it.' },
     return_url: returnUrlSchema,
+    payer_ip: { type: 'string', minLength: 2, maxLength: 45, pattern: '^[0-9A-Fa-f:.]+$', description: 'The shopper\'s IP address (IPv4 or IPv6). Openpay requires it (sent as `X-Forwarded-For`); the public checkout fills it from the browser\'s address.' },
     off_session: { type: 'boolean', description: 'With `payment_method_id`: a merchant-initiated charge of a saved card (a subscription). Its soft declines are retried 1, 3 and 5 days later by the account\'s clock (dunning) before the intent fails.' },
   },
 } as const;

@@ -68,6 +68,36 @@ export const routingConnectorResource = {
   },
 } as const;
 
+/** One connector with what the provider needs from the tenant and its state (GET /v1/routing/connectors/{connector}). */
+export const routingConnectorDetail = {
+  type: 'object',
+  required: [...routingConnectorResource.required, 'status'],
+  properties: {
+    ...routingConnectorResource.properties,
+    webhook: {
+      type: 'object',
+      description: 'Where the provider delivers its webhooks and what the tenant registers there. Public values only.',
+      properties: {
+        url: { type: 'string', description: 'Path of this deployment to register at the provider (prefix the public origin).' },
+        public_key: { type: 'string', description: 'Conekta: the webhook key (public half, PEM) the deliveries are checked with, as stored in the credentials.' },
+        user: { type: 'string', description: 'Openpay: the webhook user the deliveries must carry (HTTP Basic).' },
+        verification_code: { type: 'string', description: 'Openpay: the code of the last registration ping, to type into Openpay\'s dashboard to verify the webhook.' },
+        verification_received_at: timestamp,
+      },
+    },
+    status: {
+      type: 'object',
+      required: ['state'],
+      description: 'From the latest calls since the configuration last changed: `ok`, `unused` (no call yet), `not_configured` (credentials missing), `invalid_credentials` (the provider refused them), `unreachable` (calls older than 2 minutes still without an answer: network access).',
+      properties: {
+        state: { enum: ['ok', 'unused', 'not_configured', 'invalid_credentials', 'unreachable'] },
+        detail: { type: 'string' },
+        at: timestamp,
+      },
+    },
+  },
+} as const;
+
 export const routingConnectorList = {
   type: 'object',
   required: ['object', 'configured', 'data'],

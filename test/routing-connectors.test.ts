@@ -88,7 +88,8 @@ t.test('webhooks: Conekta signature, Openpay Basic, chargebacks open disputes', 
   const forged = await a.call('POST', `/webhooks/in/conekta/${ten.id}`, { raw: body.replace('order.paid', 'order.canceled'), headers: { 'content-type': 'application/json', digest } });
   t.equal(forged.status, 400);
   t.equal(forged.body.error.code, 'webhook_in.invalid_signature');
-  const [cb, cbDigest] = conekta.event('charge.chargeback.created', { ...order, object: 'chargeback', id: 'cbk_1', order_id: order.id, reason: 'fraudulent' } as never);
+  // Conekta's chargeback object names the charge (charge_id), not the order (issue 28.1).
+  const [cb, cbDigest] = conekta.event('charge.chargeback.created', conekta.chargeback(order, 'fraudulent'));
   t.equal((await a.call('POST', `/webhooks/in/conekta/${ten.id}`, { raw: cb, headers: { 'content-type': 'application/json', digest: cbDigest } })).status, 200);
   const disputes = await a.call('GET', '/v1/disputes', { key: ten.testKey });
   t.match(disputes.body.data, [{ payment_intent_id: pi.id, attempt_id: pi.attempts[0].id, reason: 'fraudulent', status: 'needs_response', amount_minor: 30000 }]);
@@ -108,6 +109,50 @@ t.test('webhooks: Conekta signature, Openpay Basic, chargebacks open disputes', 
   const cb2 = await a.call('POST', `/webhooks/in/openpay/${ten2.id}`, { body: { ...note, type: 'chargeback.created', transaction: { ...note.transaction, reason: 'product_not_received' } }, headers: { authorization: basic } });
   t.equal(cb2.status, 200);
   t.match((await a.call('GET', '/v1/disputes', { key: ten2.testKey })).body.data, [{ attempt_id: op.attempts[0].id, reason: 'product_not_received' }]);
+});
+
+t.test('GET one connector: what the provider needs from the tenant (webhook key, verification code) and a state; never a secret (issue 28.2)', async (t) => {
+  const ten = await a.newTenant('Connector detail');
+  await enable(ten);
+  const basic = `Basic ${Buffer.from('orq:hook-pass').toString('base64')}`;
+  const ping = await a.call('POST', `/webhooks/in/openpay/${ten.id}`, { body: { type: 'verification', verification_code: 'Zq81xT' }, headers: { authorization: basic } });
+  t.equal(ping.status, 200, ping.text);
+  const op = await a.call('GET', '/v1/routing/connectors/openpay', { key: ten.testKey });
+  t.equal(op.status, 200, op.text);
+  t.match(op.body, { object: 'routing_connector', connector_key: 'openpay', webhook: { url: `/webhooks/in/openpay/${ten.id}`, user: 'orq', verification_code: 'Zq81xT' }, status: { state: 'unused' } });
+  t.notMatch(op.text, openpay.privateKey);
+  t.notMatch(op.text, 'hook-pass');
+  const live = await a.call('GET', '/v1/routing/connectors/openpay', { key: ten.liveKey });
+  t.equal(live.body.error?.code, 'routing.connector_not_found', 'the other mode has its own table');
+  const ck = await a.call('GET', '/v1/routing/connectors/conekta', { key: ten.testKey });
+  t.match(ck.body, { connector_key: 'conekta', webhook: { url: `/webhooks/in/conekta/${ten.id}`, public_key: conekta.publicKeyPem } });
+  t.notMatch(ck.text, conekta.privateKey);
+  // Wrong credentials: the provider refuses them and the connector says so.
+  await a.call('DELETE', '/v1/routing/connectors/openpay', { key: ten.testKey });
+  await a.call('PUT', '/v1/routing/connectors/conekta', { key: ten.testKey, body: { default: true, fees: { card: { bps: 290, fixed_minor: 250 } }, credentials: { private_key: 'key_wrong_one_1234' } } });
+  const pi = await charge(ten.testKey, 10000, 'tok_test_visa_4242');
+  t.match(pi.attempts, [{ connector_key: 'conekta', failure_code: 'invalid_credentials' }]);
+  const bad = await a.call('GET', '/v1/routing/connectors/conekta', { key: ten.testKey });
+  t.match(bad.body.status, { state: 'invalid_credentials' });
+  t.notMatch(bad.text, 'key_wrong_one_1234');
+});
+
+t.test('Openpay gets the shopper\'s IP: the confirm\'s payer_ip, or the browser\'s address at the public checkout (issue 28.2)', async (t) => {
+  const ten = await a.newTenant('Payer IP');
+  await enable(ten);
+  const ok = await charge(ten.testKey, 20000, 'tok_ok');
+  t.match(ok.attempts, [{ connector_key: 'openpay', status: 'captured' }]);
+  t.equal(openpay.forwardedFor[openpay.forwardedFor.length - 1], '203.0.113.50', 'the confirm\'s payer_ip as X-Forwarded-For');
+  const pi = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 20000, currency: 'MXN' }, headers: idem() });
+  const r = await a.call('POST', `/public/payment_intents/${pi.body.id}/confirm`, { body: { client_secret: pi.body.client_secret, payment_token: 'tok_ok#dsess_pub', payment_method: 'card' } });
+  t.equal(r.status, 200, r.text);
+  const done = (await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key: ten.testKey }), (x) => ['succeeded', 'failed'].includes(x.body.status))).body;
+  t.match(done.attempts, [{ connector_key: 'openpay', status: 'captured' }]);
+  t.match(openpay.forwardedFor[openpay.forwardedFor.length - 1], /^(127\.0\.0\.1|::1)$/, 'the browser\'s address (here the test client\'s loopback)');
+  const none = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 20000, currency: 'MXN' }, headers: idem() });
+  await a.call('POST', `/v1/payment_intents/${none.body.id}/confirm`, { key: ten.testKey, body: { payment_token: 'tok_ok#dsess_x', payment_method: 'card' }, headers: idem() });
+  const rec = (await until(() => a.call('GET', `/v1/payment_intents/${none.body.id}?expand=attempts`, { key: ten.testKey }), (x) => ['succeeded', 'failed'].includes(x.body.status))).body;
+  t.match(rec.attempts, [{ connector_key: 'openpay', status: 'failed', failure_code: 'payer_ip_required' }, { connector_key: 'conekta', status: 'captured' }], 'no IP: not sent to Openpay, taken by Conekta');
 });
 
 t.test('a tokenizer-bound token (<connector>:<token>) is charged on that connector only; live checkout config names the tokenizer', async (t) => {

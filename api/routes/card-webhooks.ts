@@ -15,7 +15,7 @@ export const cardWebhookRoutes = [
     bodyLimit: 256 * 1024,
     summary: "Conekta's webhook delivery (provider evidence)",
     description:
-      'Verified with the tenant\'s `webhook_public_key` (Conekta\'s webhook key, stored with the connector\'s credentials): header `DIGEST` is an RSA-SHA256 signature of the raw body. ' +
+      'Verified with the tenant\'s `webhook_public_key` (Conekta\'s webhook key, stored with the connector\'s credentials): header `DIGEST` is Conekta\'s RSA encryption (its private key) of the raw body\'s hex SHA-256, base64 (docs/routing.md). A chargeback names its charge (`charge_id`). ' +
       'An event about an order (`order.*`, `charge.*`) becomes a notice about its attempt; the worker asks Conekta for the order before the intent changes. A chargeback event opens the attempt\'s dispute. Unknown orders are acknowledged (`matched: false`).',
     tags: ['Routing'],
     responses: { 200: { description: 'Acknowledgement', schema: ack } },
@@ -31,7 +31,7 @@ export const cardWebhookRoutes = [
     bodyLimit: 256 * 1024,
     summary: "Openpay's webhook delivery (provider evidence)",
     description:
-      'Openpay signs nothing: the delivery must carry the webhook\'s user and password (HTTP Basic) that the tenant stored as `webhook_user`/`webhook_password`, and the charge is re-read from Openpay before anything changes. `verification` pings are acknowledged. A chargeback event opens the attempt\'s dispute.',
+      'Openpay signs nothing: the delivery must carry the webhook\'s user and password (HTTP Basic) that the tenant stored as `webhook_user`/`webhook_password`, and the charge is re-read from Openpay before anything changes. `verification` pings are acknowledged and their code kept for the tenant (`GET /v1/routing/connectors/openpay` → `webhook.verification_code`, to type into Openpay\'s dashboard). A chargeback event opens the attempt\'s dispute.',
     tags: ['Routing'],
     responses: { 200: { description: 'Acknowledgement', schema: ack } },
     errors: ['webhook_in.invalid_signature', 'webhook_in.invalid_body'],

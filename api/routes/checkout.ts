@@ -23,7 +23,7 @@ const secretQuery = {
 } as const;
 
 /** The page's Origin and the Host it asked: the merchant may restrict origins (decisions §7). */
-const caller = (ctx: { header(name: string): string | undefined }): Caller => ({ origin: ctx.header('origin'), host: ctx.header('host') });
+const caller = (ctx: { header(name: string): string | undefined; ip?: string }): Caller => ({ origin: ctx.header('origin'), host: ctx.header('host'), ...(ctx.ip ? { ip: ctx.ip } : {}) });
 
 const html = (status: number, text: string, logoUrl?: string | null) => ({ status, contentType: 'text/html', text, headers: { 'Content-Security-Policy': pageCsp(logoUrl), 'Cache-Control': 'no-store' } });
 

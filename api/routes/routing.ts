@@ -1,7 +1,7 @@
 // Routing (issue 20; docs/routing.md): the tenant's connector table per mode, the decisions
 // recorded with each attempt, the connectors' recent scores.
 import type { PutConnectorBody } from '../../actors/routing.js';
-import { decisionsQuery, putConnectorBody, routingConnectorList, routingConnectorResource, routingDecisionResource, routingScoreList } from '../../schemas/routing.js';
+import { decisionsQuery, putConnectorBody, routingConnectorDetail, routingConnectorList, routingConnectorResource, routingDecisionResource, routingScoreList } from '../../schemas/routing.js';
 import { pageOf } from '../../schemas/common.js';
 import { defineRoute } from '../route.js';
 
@@ -16,6 +16,20 @@ export const routingRoutes = [
     tags: ['Routing'],
     responses: { 200: { description: 'The routing table', schema: routingConnectorList } },
     handler: async (ctx) => ({ status: 200, body: await ctx.deps.routing.list(ctx.principal) }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/routing/connectors/{connector}',
+    auth: 'api_key',
+    scope: 'payments:read',
+    summary: 'One connector of the routing table (this key\'s mode), with what its provider needs from the tenant',
+    description:
+      'As in the list, plus `webhook` (the URL to register at the provider; Conekta\'s webhook public key as stored; Openpay\'s webhook user and the verification code of its last registration ping, to type into Openpay\'s dashboard) and `status` ' +
+      '(`invalid_credentials` when the provider refused the stored credentials, `unreachable` when calls got no answer for minutes). Never a private key or password.',
+    tags: ['Routing'],
+    responses: { 200: { description: 'The connector', schema: routingConnectorDetail } },
+    errors: ['routing.connector_not_found'],
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.routing.get(ctx.principal, ctx.params.connector!) }),
   }),
   defineRoute<PutConnectorBody>({
     method: 'PUT',

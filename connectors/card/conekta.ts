@@ -1,11 +1,15 @@
 // Conekta (México) card adapter, from its public API (../shared/formats/card-processors.md;
-// official OpenAPI conekta/openapi v2.3.0). A charge is an order with one card charge
-// (`POST /orders`); capture/refund/cancel act on the order. Conekta has no idempotency header: the
-// adapter keeps our key → order id in the key book, puts our key in the order's `metadata` and
-// `reference_id`, and `retrieve` finds an order it never got an answer for with
-// `GET /orders?search=<key>` (matching metadata exactly). Decline codes are mapped exhaustively:
-// a code not in the tables below is `unmapped_decline` (hard) and fails the adapter tests.
-import { createVerify } from 'node:crypto';
+// official OpenAPI conekta/openapi@82ce68e v2.3.0, official SDK conekta/conekta-node). A charge is an
+// order with one card charge (`POST /orders`); capture/refund/cancel act on the order. Conekta has no
+// idempotency header (none in its OpenAPI or SDKs): the adapter keeps our key → order id in the key
+// book, puts our key in the order's `metadata` and the charge's `reference_id`, and books the moment
+// it first sent the key. An order it never got an answer for is found by listing the orders created
+// around that moment (`created_at.gte/lte`, documented filters) and matching metadata, after trying
+// `search` (a general search whose reach is not documented). The token is single-use: a
+// `tokenization.used` answer to a key sent before means our first send used it (outcome unknown),
+// never a decline. Decline codes are mapped exhaustively: a code not in the tables below is
+// `unmapped_decline` (hard) and fails the adapter tests. Sources: docs/routing.md ("Conekta").
+import { createHash, createVerify, publicDecrypt } from 'node:crypto';
 import { type Acquirer, type CallContext, type ChargeRequest, type PaymentMethod, type ProviderOutcome, type RefundLookup, type RefundOutcome, type RefundRequest, type SaveOutcome } from '../acquirer.js';
 import { callJson, faultIf5xx, isObj, malformed, type CredentialsFor, type HttpOptions, type JsonAnswer, type KeyBook } from './http.js';
 import { OutcomeUnknown } from '../../kernel/outbound.js';
@@ -23,7 +27,14 @@ function refundsOf(order: Record<string, unknown>): Array<{ id: string; amount: 
     .sort((x, y) => (x.createdAt ?? 0) - (y.createdAt ?? 0));
 }
 
-export const CONEKTA_ACCEPT = 'application/vnd.conekta-v2.2.0+json';
+/** The API version the official SDK (conekta-node) and the OpenAPI document ask for [C]. */
+export const CONEKTA_ACCEPT = 'application/vnd.conekta-v2.3.0+json';
+/** How far around the first send the order listing looks for an order whose answer was lost. */
+export const LOST_ORDER_WINDOW = { beforeS: 300, afterS: 3600, pages: 8 } as const;
+const sentKey = (key: string) => `${key}#sent`;
+/** The key-book entry of a Conekta charge id → its order id (a chargeback names the charge). */
+export const conektaChargeBookKey = (chargeId: string) => `charge:${chargeId}`;
+const chargeKey = conektaChargeBookKey;
 
 type Mapped = { kind: 'hard_decline' | 'soft_decline'; code: string };
 const hard = (code: string): Mapped => ({ kind: 'hard_decline', code });
@@ -141,11 +152,13 @@ export class ConektaAcquirer implements Acquirer {
   async charge(req: ChargeRequest): Promise<ProviderOutcome> {
     const headers = await this.auth(req.tenantId, req.livemode);
     if (!headers) return { kind: 'hard_decline', code: 'invalid_credentials', message: 'No Conekta credentials are stored for this tenant and mode.' };
-    // Conekta has no idempotency of its own: a key we already got an answer for is read back, never charged twice.
-    if (await this.o.book.get(this.key, req.idempotencyKey)) {
+    // Conekta has no idempotency of its own: a key we already sent is looked up, never charged twice.
+    const sentBefore = await this.o.book.get(this.key, sentKey(req.idempotencyKey));
+    if (sentBefore || (await this.o.book.get(this.key, req.idempotencyKey))) {
       const known = await this.retrieve(req.idempotencyKey, req);
       if (known) return known;
     }
+    if (!sentBefore) await this.o.book.put(this.key, sentKey(req.idempotencyKey), String(Math.floor(Date.now() / 1000)), req.tenantId, req.livemode);
     const token = req.paymentToken ?? '';
     const pm = token.startsWith('src_') ? { type: 'card', payment_source_id: token } : { type: 'card', token_id: token };
     const a = await callJson(this.o, 'POST', '/orders', headers, {
@@ -157,22 +170,58 @@ export class ConektaAcquirer implements Acquirer {
       metadata: { orquesta_key: req.idempotencyKey, attempt_id: req.attemptId, tenant_id: req.tenantId },
     });
     const outcome = this.answerToOutcome(a);
-    if ('providerRef' in outcome && outcome.providerRef) await this.o.book.put(this.key, req.idempotencyKey, outcome.providerRef, req.tenantId, req.livemode);
+    // The token is single-use: refused as used when this key was sent before means our earlier send
+    // spent it and its order has not been found yet. Unknown (ask again), never a decline.
+    if (sentBefore && outcome.kind === 'hard_decline' && outcome.code === 'token_used') throw new OutcomeUnknown('not_ready', 'Conekta: the token was spent by an earlier send of this key whose order is not listed yet (ask again)');
+    if ((a.status === 200 || a.status === 201) && isObj(a.json)) await this.bookOrder(req.idempotencyKey, a.json, req.tenantId, req.livemode);
+    else if ('providerRef' in outcome && outcome.providerRef) await this.o.book.put(this.key, req.idempotencyKey, outcome.providerRef, req.tenantId, req.livemode);
     return outcome;
+  }
+
+  /** Books an order found or answered: our key → order id, and its charge id → order id (chargebacks name the charge). */
+  private async bookOrder(key: string, order: Record<string, unknown>, tenantId: string, livemode: boolean): Promise<void> {
+    if (typeof order.id !== 'string') return;
+    await this.o.book.put(this.key, key, order.id, tenantId, livemode);
+    const ch = isObj(order.charges) && Array.isArray(order.charges.data) ? order.charges.data[0] : undefined;
+    if (isObj(ch) && typeof ch.id === 'string') await this.o.book.put(this.key, chargeKey(ch.id), order.id, tenantId, livemode);
+  }
+
+  /** The order id of a charge id, when this adapter booked it (webhooks: a chargeback names the charge). */
+  async orderOfCharge(chargeId: string): Promise<string | null> {
+    return this.o.book.get(this.key, chargeKey(chargeId));
   }
 
   private async orderIdFor(key: string, headers: Record<string, string>): Promise<string | null> {
     const known = await this.o.book.get(this.key, key);
     if (known) return known;
-    const a = await callJson(this.o, 'GET', `/orders?search=${encodeURIComponent(key)}`, headers);
-    faultIf5xx(a, 'Conekta order search');
-    if (a.status !== 200 || !isObj(a.json) || !Array.isArray(a.json.data)) malformed(`order search answered HTTP ${a.status}`);
-    const hit = (a.json.data as unknown[]).find((o) => isObj(o) && isObj(o.metadata) && o.metadata.orquesta_key === key) as Record<string, unknown> | undefined;
-    if (!hit || typeof hit.id !== 'string') return null;
-    // Found by search (our earlier call got no answer): booked, so a repeat of the key reads it back.
-    const tenant = isObj(hit.metadata) && typeof hit.metadata.tenant_id === 'string' ? hit.metadata.tenant_id : '';
-    await this.o.book.put(this.key, key, hit.id, tenant, hit.livemode === true);
-    return hit.id;
+    const hit = (orders: unknown[]) => orders.find((o) => isObj(o) && isObj(o.metadata) && o.metadata.orquesta_key === key) as Record<string, unknown> | undefined;
+    const list = async (query: string) => {
+      const a = await callJson(this.o, 'GET', `/orders?${query}`, headers);
+      faultIf5xx(a, 'Conekta order listing');
+      if (a.status !== 200 || !isObj(a.json) || !Array.isArray(a.json.data)) malformed(`order listing answered HTTP ${a.status}`);
+      return a.json as { data: unknown[]; has_more?: boolean; next_page_url?: string | null };
+    };
+    // 1. `search` (it may or may not cover metadata: [U]).
+    let found = hit((await list(`search=${encodeURIComponent(key)}`)).data);
+    // 2. The orders created around our first send of the key, page by page (documented filters).
+    const sent = await this.o.book.get(this.key, sentKey(key));
+    if (!found && sent) {
+      const at = Number(sent);
+      let next: string | undefined;
+      for (let page = 0; page < LOST_ORDER_WINDOW.pages && !found; page++) {
+        const q = `limit=250&created_at.gte=${at - LOST_ORDER_WINDOW.beforeS}&created_at.lte=${at + LOST_ORDER_WINDOW.afterS}${next ? `&next=${encodeURIComponent(next)}` : ''}`;
+        const l = await list(q);
+        found = hit(l.data);
+        const last = l.data[l.data.length - 1];
+        if (!l.has_more || !isObj(last) || typeof last.id !== 'string') break;
+        next = last.id;
+      }
+    }
+    if (!found || typeof found.id !== 'string') return null;
+    // Found (our earlier call got no answer): booked, so a repeat of the key reads it back.
+    const tenant = isObj(found.metadata) && typeof found.metadata.tenant_id === 'string' ? found.metadata.tenant_id : '';
+    await this.bookOrder(key, found, tenant, found.livemode === true);
+    return found.id;
   }
 
   async retrieve(idempotencyKey: string, ctx?: CallContext): Promise<ProviderOutcome | null> {
@@ -264,19 +313,17 @@ export class ConektaAcquirer implements Acquirer {
 }
 
 /**
- * Verifies a Conekta delivery: the DIGEST header is an RSA signature (PKCS#1 v1.5, SHA-256) over the
- * raw body, base64, made with the private half of the tenant's webhook key ([U] encoding and
- * padding: docs/routing.md). Returns the event or null.
+ * Verifies a Conekta delivery with the tenant's webhook key (the public half of the pair Conekta made
+ * at `POST /webhook_keys`). Conekta documents DIGEST as "the sha256 of the message encrypted with the
+ * private key" [C, docs]: the header (base64; URL-encoded copies are decoded first) is RSA-decrypted
+ * with the public key and must give the body's SHA-256 as hex (what Conekta's PrestaShop module
+ * compares with) [T]. Also accepted, being equally unforgeable without Conekta's private key: the raw
+ * 32-byte digest, and a standard PKCS#1 v1.5 RSA-SHA256 signature ([U] which of these Conekta sends:
+ * docs/routing.md). Returns the event or null.
  */
 export function verifyConektaWebhook(rawBody: string, digest: string | undefined, publicKeyPem: string | undefined): { type: string; object: Record<string, unknown> } | null {
   if (!digest || !publicKeyPem) return null;
-  let ok = false;
-  try {
-    ok = createVerify('sha256').update(rawBody, 'utf8').verify(publicKeyPem, digest, 'base64');
-  } catch {
-    return null;
-  }
-  if (!ok) return null;
+  if (!conektaDigestMatches(rawBody, digest, publicKeyPem)) return null;
   let ev: unknown;
   try {
     ev = JSON.parse(rawBody);
@@ -285,4 +332,35 @@ export function verifyConektaWebhook(rawBody: string, digest: string | undefined
   }
   if (!isObj(ev) || typeof ev.type !== 'string' || !isObj(ev.data) || !isObj(ev.data.object)) return null;
   return { type: ev.type, object: ev.data.object };
+}
+
+export function conektaDigestMatches(rawBody: string, digest: string, publicKeyPem: string): boolean {
+  const sha = createHash('sha256').update(rawBody, 'utf8').digest();
+  const candidates = new Set([digest.trim()]);
+  try {
+    candidates.add(decodeURIComponent(digest.trim()));
+  } catch {
+    /* not URL-encoded */
+  }
+  for (const c of candidates) {
+    if (!/^[A-Za-z0-9+/=_-]+$/.test(c)) continue;
+    const bytes = Buffer.from(c, 'base64');
+    if (bytes.length < 64) continue;
+    let plain: Buffer | undefined;
+    try {
+      plain = publicDecrypt(publicKeyPem, bytes);
+    } catch {
+      plain = undefined;
+    }
+    if (plain) {
+      const text = plain.toString('utf8').trim().toLowerCase();
+      if (text === sha.toString('hex') || plain.equals(sha)) return true;
+    }
+    try {
+      if (createVerify('sha256').update(rawBody, 'utf8').verify(publicKeyPem, bytes)) return true;
+    } catch {
+      /* not a key or not a signature */
+    }
+  }
+  return false;
 }

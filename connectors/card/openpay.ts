@@ -4,6 +4,10 @@
 // Openpay's own: `order_id` (our key) is unique per merchant and a repeat answers 1006/409, after
 // which the adapter reads the existing charge (`GET …/charges?order_id=`, [U] filter: docs/routing.md).
 // Error codes are mapped exhaustively: one not in OPENPAY_CODES is `unmapped_decline` (hard).
+// As the official PHP SDK (open-pay/openpay-php, since 2024-05) every call carries the shopper's IP
+// as `X-Forwarded-For` (the SDK refuses to call without one); card charges carry `device_session_id`
+// (Openpay's antifraud) and a description. A charge without either is not sent: a soft decline, so
+// another connector may take it. Sources per rule: docs/routing.md ("Openpay").
 import { type Acquirer, type CallContext, type ChargeRequest, type PaymentMethod, type ProviderOutcome, type RefundLookup, type RefundOutcome, type RefundRequest, type SaveOutcome } from '../acquirer.js';
 import { callJson, faultIf5xx, isObj, malformed, type CredentialsFor, type HttpOptions, type JsonAnswer, type KeyBook } from './http.js';
 import { OutcomeUnknown } from '../../kernel/outbound.js';
@@ -23,6 +27,29 @@ export const OPENPAY_CODES: Record<number, Mapped> = {
   1006: { kind: 'duplicate', code: 'duplicate_order_id' },
   1007: hard('transfer_rejected'),
   1008: hard('account_deactivated'),
+  // 1009–1018, 2xxx, 32xx, 4001, 6xxx: Openpay's errors page lists them after 1008; the copy read for
+  // this table was cut there, so codes, HTTP statuses and meanings below are unconfirmed [U] (docs/routing.md).
+  1009: hard('provider_rejected_request'), // 413 request entity too large
+  1010: hard('invalid_credentials'), // 403 a public key used where the private one is needed
+  1011: hard('provider_rejected_request'), // 404 resource marked deleted
+  1012: hard('amount_out_of_range'), // 412 amount outside the allowed limits
+  1013: hard('not_permitted'), // 423 operation not allowed on the resource
+  1014: hard('account_deactivated'), // 401 account inactive
+  1015: { kind: 'fault', code: 'provider_error' }, // 504 no answer from the gateway: outcome unknown
+  1016: hard('provider_rejected_request'), // 409 merchant already processed
+  1017: { kind: 'fault', code: 'provider_error' }, // 503 payment gateway unavailable: outcome unknown
+  1018: hard('card_declined'), // charge attempts with the card exceeded
+  2001: hard('provider_rejected_request'), // 409 CLABE already registered
+  2002: hard('provider_rejected_request'), // 409 card already registered
+  2003: hard('provider_rejected_request'), // 409 customer external id already exists
+  2004: hard('invalid_card_number'), // 422 check digit invalid
+  2005: hard('expired_card'), // 400 expiration date passed
+  2006: hard('invalid_cvc'), // 400 CVV2 required
+  2007: hard('card_not_supported'), // 412 test card in production
+  2008: hard('card_not_supported'), // 412 card not valid for points
+  2009: hard('invalid_cvc'), // 412 CVV2 invalid
+  2010: hard('authentication_failed'), // 402 3-D Secure authentication failed
+  2011: hard('card_not_supported'), // 412 card product type not supported
   3001: hard('card_declined'),
   3002: hard('expired_card'),
   3003: hard('insufficient_funds'),
@@ -35,11 +62,20 @@ export const OPENPAY_CODES: Record<number, Mapped> = {
   3010: hard('restricted_card'),
   3011: hard('retain_card'),
   3012: hard('call_issuer'),
+  3201: hard('not_permitted'), // 412 merchant not authorized for months without interest
+  3203: hard('provider_rejected_request'), // 402 invalid months-without-interest plan
+  3204: hard('provider_rejected_request'), // 412 amount not valid for months without interest
+  4001: hard('provider_rejected_request'), // 412 the Openpay account has no funds (payouts)
+  6001: hard('provider_rejected_request'), // 409 webhook already processed
+  6002: hard('provider_rejected_request'), // 400 webhook could not be verified
+  6003: hard('provider_rejected_request'), // 400 webhook endpoint answered an error
 };
 
+/** An error answer (`{category, error_code, description, http_code, request_id}`, text in `description`) or a failed charge (text in `error_message`). */
 export function mapOpenpayError(body: Record<string, unknown>): Mapped & { message: string } {
   const n = typeof body.error_code === 'number' ? body.error_code : Number(body.error_code);
-  const message = typeof body.description === 'string' ? body.description : `Openpay error ${String(body.error_code)}`;
+  const text = body.object === 'charge' || body.transaction_type === 'charge' || typeof body.error_message === 'string' ? body.error_message : body.description;
+  const message = typeof text === 'string' ? text : `Openpay error ${String(body.error_code)}`;
   const m = OPENPAY_CODES[n];
   return m ? { ...m, message } : { kind: 'hard_decline', code: 'unmapped_decline', message: `Openpay ${String(body.error_code)}: ${message}` };
 }
@@ -63,11 +99,13 @@ export class OpenpayAcquirer implements Acquirer {
     return method === 'card';
   }
 
-  private async auth(tenantId: string, livemode: boolean): Promise<{ headers: Record<string, string>; base: string; http: HttpOptions } | null> {
+  private async auth(tenantId: string, livemode: boolean, payerIp?: string): Promise<{ headers: Record<string, string>; base: string; http: HttpOptions } | null> {
     const c = await this.o.credentials(tenantId, livemode);
     if (!c) return null;
     const http = { baseUrl: livemode ? this.o.baseUrl : this.o.sandboxUrl ?? this.o.baseUrl, timeoutMs: this.o.timeoutMs };
-    return { headers: { authorization: `Basic ${Buffer.from(`${c.private_key}:`).toString('base64')}` }, base: `/v1/${encodeURIComponent(c.merchant_id!)}`, http };
+    const headers: Record<string, string> = { authorization: `Basic ${Buffer.from(`${c.private_key}:`).toString('base64')}` };
+    if (payerIp) headers['x-forwarded-for'] = payerIp;
+    return { headers, base: `/v1/${encodeURIComponent(c.merchant_id!)}`, http };
   }
 
   private chargeOutcome(ch: unknown): ProviderOutcome {
@@ -107,14 +145,17 @@ export class OpenpayAcquirer implements Acquirer {
   }
 
   async charge(req: ChargeRequest): Promise<ProviderOutcome> {
-    const au = await this.auth(req.tenantId, req.livemode);
+    const au = await this.auth(req.tenantId, req.livemode, req.payerIp);
     if (!au) return { kind: 'hard_decline', code: 'invalid_credentials', message: 'No Openpay credentials are stored for this tenant and mode.' };
     // The browser tokenizer sends `<token>#<device_session_id>` (web/tokenize.js: OpenPay.deviceData.setup()).
     const [sourceId, deviceSessionId] = (req.paymentToken ?? '').split('#', 2);
+    // Not sent without what Openpay's antifraud and SDK require: another connector may take it.
+    if (!req.payerIp) return { kind: 'soft_decline', code: 'payer_ip_required', message: 'Openpay needs the shopper\'s IP: confirm with `payer_ip` (the public checkout sends the browser\'s address).' };
+    if (!deviceSessionId) return { kind: 'soft_decline', code: 'device_session_required', message: 'Openpay needs the device session id of its browser tokenizer: the payment token is `<token>#<device_session_id>` (OpenPay.deviceData.setup()).' };
     const a = await callJson(au.http, 'POST', `${au.base}/charges`, au.headers, {
       method: 'card',
       source_id: sourceId,
-      ...(deviceSessionId ? { device_session_id: deviceSessionId } : {}),
+      device_session_id: deviceSessionId,
       amount: pesos(req.amountMinor),
       currency: req.currency,
       description: 'Orquesta',

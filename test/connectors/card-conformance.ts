@@ -41,7 +41,7 @@ const DECLINES = ['hard_decline', 'soft_decline'];
 export function cardConformance(t: T, h: CardHarness) {
   const req = (token: string, amountMinor = 25000): ChargeRequest => {
     const attemptId = randomUUID();
-    return { idempotencyKey: `orq_att_${attemptId}`, attemptId, tenantId: h.tenantId, livemode: h.livemode, method: 'card', amountMinor, currency: 'MXN', paymentToken: token, now: new Date() };
+    return { idempotencyKey: `orq_att_${attemptId}`, attemptId, tenantId: h.tenantId, livemode: h.livemode, method: 'card', amountMinor, currency: 'MXN', paymentToken: token, payerIp: '203.0.113.7', now: new Date() };
   };
   const ctx = (r: ChargeRequest) => ({ tenantId: r.tenantId, livemode: r.livemode, amountMinor: r.amountMinor, currency: r.currency });
   const a = h.acquirer;

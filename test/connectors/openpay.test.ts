@@ -9,12 +9,14 @@ import { FakeOpenpay, OPENPAY_DOCUMENTED_CODES } from '../fakes/openpay.js';
 import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 const fake = await new FakeOpenpay().start();
+fake.slowMs = 3000; // past the adapter's deadline below, with room for a loaded machine
 t.teardown(() => fake.stop());
 const book = new MemoryKeyBook();
-const openpay = new OpenpayAcquirer({ baseUrl: fake.url, timeoutMs: 400, book, credentials: async (tenant) => (tenant === 'none' ? null : { merchant_id: fake.merchantId, private_key: tenant === 'bad' ? 'sk_wrong' : fake.privateKey }) });
+const openpay = new OpenpayAcquirer({ baseUrl: fake.url, timeoutMs: 1500, book, credentials: async (tenant) => (tenant === 'none' ? null : { merchant_id: fake.merchantId, private_key: tenant === 'bad' ? 'sk_wrong' : fake.privateKey }) });
 const req = (token: string, tenantId: string = randomUUID()) => {
   const attemptId = randomUUID();
-  return { idempotencyKey: `orq_att_${attemptId}`, attemptId, tenantId, livemode: false, method: 'card' as const, amountMinor: 12345, currency: 'MXN', paymentToken: token, now: new Date() };
+  // The token as the browser tokenizer packs it (`<token>#<device_session_id>`), the shopper's IP as confirm passes it.
+  return { idempotencyKey: `orq_att_${attemptId}`, attemptId, tenantId, livemode: false, method: 'card' as const, amountMinor: 12345, currency: 'MXN', paymentToken: token.includes('#') ? token : `${token}#dsess_test`, payerIp: '198.51.100.23', now: new Date() };
 };
 
 t.test('the error-code map is exhaustive over Openpay\'s errors table', async (t) => {
@@ -33,6 +35,26 @@ t.test('amounts go as decimal pesos', async (t) => {
   await openpay.charge(r);
   const c = [...fake.charges.values()].find((x) => x.order_id === r.idempotencyKey)!;
   t.equal(c.amount, 123.45);
+});
+
+t.test('the shopper IP goes as X-Forwarded-For, with device_session_id and a description (issue 28.2)', async (t) => {
+  const r = req('tok_ok#dsess_ip');
+  t.equal((await openpay.charge(r)).kind, 'captured');
+  t.equal(fake.forwardedFor[fake.forwardedFor.length - 1], '198.51.100.23', 'X-Forwarded-For is the shopper\'s IP, as the official PHP SDK sends it');
+  const c = [...fake.charges.values()].find((x) => x.order_id === r.idempotencyKey)!;
+  t.equal(c.device_session_id, 'dsess_ip');
+  t.ok(c.description, 'a description');
+  const calls = fake.calls.length;
+  t.match(await openpay.charge({ ...req('tok_ok'), payerIp: undefined }), { kind: 'soft_decline', code: 'payer_ip_required' }, 'without the shopper\'s IP it is not sent (another connector may take it)');
+  t.match(await openpay.charge({ ...req('tok_ok'), paymentToken: 'tok_ok' }), { kind: 'soft_decline', code: 'device_session_required' }, 'without a device session id it is not sent');
+  t.equal(fake.calls.length, calls, 'no call to Openpay for either');
+});
+
+t.test('a failed charge\'s text is its error_message; error answers are the documented envelope (issue 28.2)', async (t) => {
+  const r = req('tok_declined');
+  t.match(await openpay.charge(r), { kind: 'hard_decline', code: 'card_declined', message: 'The card was declined' }, 'the envelope\'s description');
+  const read = await openpay.retrieve(r.idempotencyKey, r);
+  t.match(read, { kind: 'hard_decline', code: 'card_declined', message: 'The card was declined' }, 'the failed charge read back: its error_message');
 });
 
 t.test('a browser token carries the device session id (token#device)', async (t) => {

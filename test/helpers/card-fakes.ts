@@ -32,6 +32,8 @@ export async function startWithCardFakes(cardTimeoutMs: number): Promise<CardFak
 /** Creates and confirms a card intent with `token`; resolves to the intent (with attempts) once succeeded or failed. */
 export async function chargeCard(a: TestApp, key: string, amount: number, token: string) {
   const pi = await a.call('POST', '/v1/payment_intents', { key, body: { amount_minor: amount, currency: 'MXN' }, headers: idem() });
-  await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key, body: { payment_token: token, payment_method: 'card' }, headers: idem() });
+  // Openpay's tokens carry the device session id (`<token>#<device_session_id>`) and the confirm the shopper's IP.
+  const packed = token.startsWith('tok_') && !token.startsWith('tok_test_') && !token.includes('#') ? `${token}#dsess_rc` : token;
+  await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key, body: { payment_token: packed, payment_method: 'card', payer_ip: '203.0.113.50' }, headers: idem() });
   return (await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key }), (r) => ['succeeded', 'failed'].includes(r.body.status))).body;
 }
