@@ -4,7 +4,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import { escapeAttr, parseXml, type XmlElement } from '../../formats/cfdi/xml.js';
 import { buscarTimbre, leerTimbre, UUID_RE } from '../../formats/cfdi/tfd.js';
-import { type CancelOutcome, type StampOutcome } from './pac.js';
+import { type CancelOutcome, type CancelStatus, type StampOutcome } from './pac.js';
 import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 const SOAP_ENV = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -173,6 +173,33 @@ export function readStampAnswer(text: string, op: 'stamp' | 'stamped'): StampRea
   if (!tfd || !t) throw new OutcomeUnknown('bad_response', 'Finkok stamped XML carries no TimbreFiscalDigital');
   if (t.uuid.toUpperCase() !== uuid.toUpperCase()) throw new OutcomeUnknown('bad_response', `Finkok UUID ${uuid} differs from its TimbreFiscalDigital's ${t.uuid}`);
   return { kind: 'stamped', uuid: uuid.toUpperCase(), xml, fechaTimbrado: t.fechaTimbrado, noCertificadoSat: t.noCertificadoSat, selloSat: t.selloSat, rfcProvCertif: t.rfcProvCertif };
+}
+
+/** `get_sat_status` (cancel service; parameters as phpcfdi/finkok's GetSatStatusService sends them [C]). */
+export function satStatusEnvelope(q: { uuid: string; rfcEmisor: string; rfcReceptor: string; total: string }, user: string, password: string): string {
+  return envelope('can', FINKOK_NS.cancel, 'get_sat_status', el('can:username', user) + el('can:password', password) + el('can:taxpayer_id', q.rfcEmisor) + el('can:rtaxpayer_id', q.rfcReceptor) + el('can:uuid', q.uuid) + el('can:total', q.total));
+}
+
+/**
+ * A `get_sat_status` answer (`get_sat_statusResult` → `sat` → CodigoEstatus, Estado, EsCancelable,
+ * EstatusCancelacion [C names, phpcfdi GetSatStatusResult]). `Estado`: Vigente / Cancelado / No Encontrado;
+ * `EstatusCancelacion` of a request waiting for the receptor: "En proceso"; a refused one: "Solicitud
+ * rechazada" ([U] the exact wording of the refusal and of "plazo vencido": docs/invoices.md).
+ */
+export function readSatStatusAnswer(text: string): CancelStatus {
+  const r = result(text, 'get_sat_status');
+  const sat = findDeep(r, 'sat') ?? r;
+  const estado = (find(sat, 'Estado')?.text ?? '').trim();
+  const esCancelable = (find(sat, 'EsCancelable')?.text ?? '').trim();
+  const estatusCancelacion = (find(sat, 'EstatusCancelacion')?.text ?? '').trim();
+  const e = estado.toLowerCase();
+  if (e === 'cancelado') return { kind: 'cancelled', estado };
+  if (e === 'no encontrado') return { kind: 'not_found' };
+  if (e !== 'vigente') throw new OutcomeUnknown('bad_response', `get_sat_status answered Estado "${estado}"`);
+  const c = estatusCancelacion.toLowerCase();
+  if (c.includes('rechaz')) return { kind: 'rejected', estado, estatusCancelacion };
+  if (c.includes('proceso')) return { kind: 'pending', estado, estatusCancelacion };
+  return { kind: 'active', estado, esCancelable };
 }
 
 /** A `cancel_signature` answer for one UUID. */

@@ -14,11 +14,11 @@ export class PacRegistry {
   private readonly sim = new SimPac();
   private finkok?: FinkokPac;
 
-  constructor(private readonly opts: { finkokUrl?: string; finkokTimeoutMs?: number } = {}) {}
+  constructor(private readonly opts: { finkokUrl?: string; finkokDemoUrl?: string; finkokTimeoutMs?: number } = {}) {}
 
   /** The PAC for a provider key; callers check PAC_IS_LIVE against the mode first. */
   get(provider: PacProvider): Pac {
     if (provider === 'sim') return this.sim;
-    return (this.finkok ??= new FinkokPac({ baseUrl: this.opts.finkokUrl ?? FINKOK_HOSTS.production, timeoutMs: this.opts.finkokTimeoutMs }));
+    return (this.finkok ??= new FinkokPac({ baseUrl: this.opts.finkokUrl ?? FINKOK_HOSTS.production, demoUrl: this.opts.finkokDemoUrl ?? FINKOK_HOSTS.demo, timeoutMs: this.opts.finkokTimeoutMs }));
   }
 }

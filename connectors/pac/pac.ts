@@ -75,7 +75,30 @@ export interface Pac {
    */
   status(req: StampRequest): Promise<Stamped | { kind: 'not_stamped' }>;
   cancel(req: CancelRequest): Promise<CancelOutcome>;
+  /**
+   * SAT's view of a stamped CFDI whose cancellation waits (`cancel_pending`): `cancelled`, still
+   * `pending` (the receptor has not answered), `rejected` (the receptor refused: the CFDI stays
+   * valid) or `not_found` (SAT does not list it yet). Optional: a PAC without it is never asked.
+   */
+  cancelStatus?(req: CancelStatusRequest): Promise<CancelStatus>;
 }
+
+export interface CancelStatusRequest {
+  uuid: string;
+  rfcEmisor: string;
+  rfcReceptor: string;
+  /** The CFDI's Total as written in it (SAT's query compares it). */
+  total: string;
+  livemode: boolean;
+  credentials: PacCredentials;
+}
+
+export type CancelStatus =
+  | { kind: 'cancelled'; estado: string }
+  | { kind: 'pending'; estado: string; estatusCancelacion: string }
+  | { kind: 'rejected'; estado: string; estatusCancelacion: string }
+  | { kind: 'active'; estado: string; esCancelable: string }
+  | { kind: 'not_found' };
 
 /** The API error code of a PAC failure (service-spec "Tips, reports, invoices"). */
 export function pacErrorCode(f: Rejected | OutcomeUnknown): 'invoice.pac_error' | 'invoice.pac_unreachable' | 'invoice.pac_bad_response' | 'invoice.pac_no_uuid' {

@@ -25,14 +25,14 @@ t.teardown(() => fake.close());
 
 t.test('sim', async (t) => pacConformance(t, async () => ({ pac: new SimPac({ trustAllUuids: false }), livemode: false, credentials: {} })));
 t.test('finkok (local fake)', async (t) =>
-  pacConformance(t, async () => ({ pac: new FinkokPac({ baseUrl: fake.url, timeoutMs: 1500 }), livemode: true, credentials: { user: fake.user, password: fake.password } })),
+  pacConformance(t, async () => ({ pac: new FinkokPac({ baseUrl: fake.url, timeoutMs: 1500, stampLagMs: 300, lagStepMs: 100 }), livemode: true, credentials: { user: fake.user, password: fake.password } })),
 );
 
 const csd = testCsd(false);
 const req = (xml: string, password = 'finkok-pass') => ({ xml, livemode: true, credentials: { user: 'finkok-user', password }, now: new Date() });
 
 t.test('finkok only', async (t) => {
-  const pac = new FinkokPac({ baseUrl: fake.url, timeoutMs: 1500 });
+  const pac = new FinkokPac({ baseUrl: fake.url, timeoutMs: 1500, stampLagMs: 300, lagStepMs: 100 });
   const wrong = await pac.stamp(req(sealed(), 'nope'));
   t.match(wrong, { kind: 'rejected', code: '300' }, 'wrong password: incidence 300, invoice.pac_error');
   const none = await pac.stamp({ ...req(sealed()), credentials: {} });
@@ -60,7 +60,53 @@ t.test('finkok only', async (t) => {
   const badKey = { ...other, certificado: other.certificado, privateKey: (await import('node:crypto')).generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey };
   const bad = await pac.cancel({ uuid: pending.uuid, rfcEmisor: 'AAA010101AAA', motivo: '02', livemode: true, credentials: { user: 'finkok-user', password: 'finkok-pass' }, csd: badKey, now: new Date() });
   t.match(bad, { kind: 'rejected', code: '711' }, 'a signature that does not verify: 711');
-  await t.rejects(pac.stamp({ ...req(sealed()), livemode: false }), /live mode only/, 'never in test mode');
+});
+
+t.test('test keys stamp at Finkok\'s demo host, live keys at production (issue 28.5)', async (t) => {
+  t.equal(new FinkokPac({ baseUrl: 'https://facturacion.finkok.com' }).hostFor(false), 'https://demo-facturacion.finkok.com', 'demo by default in test mode');
+  t.equal(new FinkokPac({ baseUrl: 'https://facturacion.finkok.com' }).hostFor(true), 'https://facturacion.finkok.com');
+  const pac = new FinkokPac({ baseUrl: 'http://127.0.0.1:9', demoUrl: fake.url, timeoutMs: 1500 });
+  const r = await pac.stamp({ ...req(sealed()), livemode: false });
+  t.equal(r.kind, 'stamped', 'a test-mode stamp goes to the demo host (here the fake), never production');
+});
+
+t.test('right after a stamp Finkok answers 603 / 307 without the stamp for seconds: never read as "not stamped" (issue 28.5)', async (t) => {
+  const lagged = await startFakeFinkok({ lagMs: 800 });
+  t.teardown(() => lagged.close());
+  const pac = new FinkokPac({ baseUrl: lagged.url, timeoutMs: 1500, stampLagMs: 3000, lagStepMs: 100 });
+  const xml = sealed();
+  const first = await pac.stamp(req(xml));
+  if (first.kind !== 'stamped') throw new Error('stamp');
+  // The reconciler asks at once (its answer was lost): Finkok says 603 for a while.
+  const status = await pac.status(req(xml));
+  t.match(status, { kind: 'stamped', uuid: first.uuid }, 'status waits out the lag: the CFDI SAT holds is found, not "not stamped"');
+  const xml2 = sealed();
+  const one = await pac.stamp(req(xml2));
+  const again = await pac.stamp(req(xml2));
+  t.ok(one.kind === 'stamped' && again.kind === 'stamped' && one.uuid === again.uuid, 'a repeated stamp during the lag recovers the first stamp (307, then stamped after the lag)');
+  const never = await pac.status(req(sealed()));
+  t.same(never, { kind: 'not_stamped' }, 'a CFDI never sent is still "not stamped" once the lag has passed');
+});
+
+t.test('cancel_pending is followed with get_sat_status; a repeated request answers 202 (issue 28.5)', async (t) => {
+  const pac = new FinkokPac({ baseUrl: fake.url, timeoutMs: 1500, stampLagMs: 300, lagStepMs: 100 });
+  const creds = { user: 'finkok-user', password: 'finkok-pass' };
+  const s = await pac.stamp(req(sealed('CANCELA CON ACEPTACION')));
+  if (s.kind !== 'stamped') throw new Error('stamp');
+  const q = { uuid: s.uuid, rfcEmisor: 'AAA010101AAA', rfcReceptor: 'XAXX010101000', total: '116.00', livemode: true, credentials: creds };
+  t.match(await pac.cancelStatus(q), { kind: 'active', estado: 'Vigente' }, 'before the request: valid');
+  const c = await pac.cancel({ uuid: s.uuid, rfcEmisor: 'AAA010101AAA', motivo: '02', livemode: true, credentials: creds, csd, now: new Date() });
+  t.equal(c.kind, 'pending');
+  t.match(await pac.cancelStatus(q), { kind: 'pending', estatusCancelacion: 'En proceso' });
+  t.equal((await pac.cancel({ uuid: s.uuid, rfcEmisor: 'AAA010101AAA', motivo: '02', livemode: true, credentials: creds, csd, now: new Date() })).kind, 'pending', '202: requested before, still waiting');
+  fake.decideCancellation(s.uuid, true);
+  t.match(await pac.cancelStatus(q), { kind: 'cancelled', estado: 'Cancelado' }, 'the receptor accepted');
+  const s2 = await pac.stamp(req(sealed('CANCELA CON ACEPTACION')));
+  if (s2.kind !== 'stamped') throw new Error('stamp');
+  await pac.cancel({ uuid: s2.uuid, rfcEmisor: 'AAA010101AAA', motivo: '02', livemode: true, credentials: creds, csd, now: new Date() });
+  fake.decideCancellation(s2.uuid, false);
+  t.match(await pac.cancelStatus({ ...q, uuid: s2.uuid }), { kind: 'rejected', estado: 'Vigente' }, 'the receptor refused: the CFDI stays valid');
+  t.match(await pac.cancelStatus({ ...q, uuid: '11111111-2222-4333-8444-000000000009' }), { kind: 'not_found' });
 });
 
 t.test('finkok mapping reads unknown statuses as errors, never as success', async (t) => {

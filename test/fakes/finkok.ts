@@ -16,7 +16,11 @@
 //   FINKOK DOUBLE     → the same Incidencia twice (observed by phpcfdi), code 301
 // Wrong username/password → Incidencia 300. A Sello that does not verify → Incidencia 302.
 // Cancel: unknown UUID → 205; motivo 01 without FolioSustitucion → 207; a UUID stamped for a receptor
-// named "CANCELA CON ACEPTACION" → 201 "En proceso"; a bad signature → CodEstatus 711 without folios.
+// named "CANCELA CON ACEPTACION" → 201 "En proceso"; a bad signature → CodEstatus 711 without folios;
+// a UUID whose cancellation was already requested → 202.
+// As Finkok behaves (issue 28.5; phpcfdi/finkok docs/issues/StampServiceDobleEstampado.md): for `lagMs`
+// after a stamp, `stamped` answers 603 and a repeated `stamp` 307 without the XML. `get_sat_status`
+// answers SAT's Estado / EsCancelable / EstatusCancelacion; `decideCancellation` plays the receptor.
 import { createServer, type Server } from 'node:http';
 import { randomUUID, createHash, createVerify, X509Certificate } from 'node:crypto';
 import { cadenaOriginal } from '../../formats/cfdi/cadena.js';
@@ -42,13 +46,19 @@ export interface FakeFinkok {
   calls: { op: string; body: string }[];
   user: string;
   password: string;
+  /** Milliseconds after a stamp during which Finkok does not hand it back (603 / 307 without XML). */
+  lagMs: number;
+  /** The receptor accepts or refuses a cancellation waiting for it. */
+  decideCancellation(uuid: string, accept: boolean): void;
   close(): Promise<void>;
 }
 
-export async function startFakeFinkok(opts: { user?: string; password?: string } = {}): Promise<FakeFinkok> {
+export async function startFakeFinkok(opts: { user?: string; password?: string; lagMs?: number } = {}): Promise<FakeFinkok> {
   const user = opts.user ?? 'finkok-user';
   const password = opts.password ?? 'finkok-pass';
-  const stamped = new Map<string, { uuid: string; xml: string; fecha: string }>(); // sha256(pre-CFDI) → stamp
+  const state = { lagMs: opts.lagMs ?? 0 };
+  const stamped = new Map<string, { uuid: string; xml: string; fecha: string; at: number }>(); // sha256(pre-CFDI) → stamp
+  const cancellation = new Map<string, 'pending' | 'cancelled' | 'rejected'>(); // uuid → SAT's view
   const byUuid = new Map<string, { nombre: string }>();
   const calls: FakeFinkok['calls'] = [];
   const hanging = new Set<import('node:http').ServerResponse>();
@@ -68,7 +78,9 @@ export async function startFakeFinkok(opts: { user?: string; password?: string }
     }
     const nombre = attr(kid(doc, NS.cfdi, 'Receptor') ?? doc, 'Nombre') ?? '';
     const key = createHash('sha256').update(pre).digest('hex');
-    const prior = stamped.get(key);
+    const found = stamped.get(key);
+    // Finkok holds the stamp but does not hand it back for a while (the documented lag).
+    const prior = found && Date.now() - found.at >= state.lagMs ? found : undefined;
     const answer = (s: { uuid: string; xml: string; fecha: string }, cod: string) =>
       soap(ns, op, `<s0:xml>${esc(s.xml)}</s0:xml><s0:UUID>${s.uuid}</s0:UUID><s0:Fecha>${s.fecha}</s0:Fecha><s0:CodEstatus>${cod}</s0:CodEstatus><s0:SatSeal>x</s0:SatSeal><s0:NoCertificadoSAT>${csd.noCertificado}</s0:NoCertificadoSAT>`);
     if (op === 'stamped') {
@@ -86,12 +98,12 @@ export async function startFakeFinkok(opts: { user?: string; password?: string }
     if (!verificarSello(cadenaOriginal(doc), attr(doc, 'Sello') ?? '', attr(doc, 'Certificado') ?? '')) {
       return { status: 200, body: soap(ns, op, `<s0:Incidencias>${incidencia('302', 'Sello mal formado o inválido')}</s0:Incidencias>`) };
     }
-    if (prior) return { status: 200, body: soap(ns, op, `<s0:xml></s0:xml><s0:UUID></s0:UUID><s0:Incidencias>${incidencia('307', 'El CFDI contiene un timbre previo')}</s0:Incidencias>`) };
+    if (found) return { status: 200, body: soap(ns, op, `<s0:xml></s0:xml><s0:UUID></s0:UUID><s0:Incidencias>${incidencia('307', 'El CFDI contiene un timbre previo')}</s0:Incidencias>`) };
     const uuid = randomUUID().toUpperCase();
     const fecha = fechaLocal(new Date());
     const tfd = construirTimbre({ uuid, fechaTimbrado: fecha, rfcProvCertif: 'CVD110412TF6', selloCfd: attr(doc, 'Sello')!, noCertificadoSat: csd.noCertificado }, csd.privateKey);
     insertarTimbre(doc, tfd);
-    const s = { uuid, xml: serialize(doc), fecha };
+    const s = { uuid, xml: serialize(doc), fecha, at: Date.now() };
     stamped.set(key, s);
     byUuid.set(uuid, { nombre });
     return { status: 200, body: answer(s, 'Comprobante timbrado satisfactoriamente') };
@@ -129,9 +141,29 @@ export async function startFakeFinkok(opts: { user?: string; password?: string }
     let cancelacion = 'Cancelado sin aceptación';
     if (!known) [estatus, cancelacion] = ['205', ''];
     else if (motivo === '01' && !a('FolioSustitucion')) [estatus, cancelacion] = ['207', ''];
+    else if (cancellation.get(uuid) === 'pending' || cancellation.get(uuid) === 'cancelled') [estatus, cancelacion] = ['202', cancellation.get(uuid) === 'cancelled' ? 'Cancelado sin aceptación' : 'En proceso'];
     else if (known.nombre === 'CANCELA CON ACEPTACION') cancelacion = 'En proceso';
+    if (estatus === '201') cancellation.set(uuid, cancelacion === 'En proceso' ? 'pending' : 'cancelled');
     const acuse = estatus === '201' ? esc(`<Acuse Fecha="${fechaLocal(new Date())}" RfcEmisor="AAA010101AAA"><Folios><UUID>${uuid}</UUID><EstatusUUID>201</EstatusUUID></Folios></Acuse>`) : '';
     return out(`<s0:Folios><s0:Folio><s0:EstatusCancelacion>${cancelacion}</s0:EstatusCancelacion><s0:EstatusUUID>${estatus}</s0:EstatusUUID><s0:UUID>${uuid}</s0:UUID></s0:Folio></s0:Folios><s0:Acuse>${acuse}</s0:Acuse><s0:Fecha>2026-03-02 12:00:00.000000</s0:Fecha><s0:RfcEmisor>AAA010101AAA</s0:RfcEmisor>`);
+  };
+
+  const satStatusOp = (req: SoapNode): { status: number; body: string } => {
+    const ns = 'http://facturacion.finkok.com/cancel';
+    const out = (estado: string, cancelable: string, est: string) => ({
+      status: 200,
+      body: soap(ns, 'get_sat_status', `<s0:sat><s0:CodigoEstatus>S - Comprobante obtenido satisfactoriamente.</s0:CodigoEstatus><s0:Estado>${estado}</s0:Estado><s0:EsCancelable>${cancelable}</s0:EsCancelable><s0:EstatusCancelacion>${est}</s0:EstatusCancelacion></s0:sat>`),
+    });
+    if (find(req, 'username')?.text !== user || find(req, 'password')?.text !== password) return { status: 200, body: soap(ns, 'get_sat_status', '<s0:error>Invalid username or password</s0:error>') };
+    const uuid = (find(req, 'uuid')?.text ?? '').toUpperCase();
+    const known = byUuid.get(uuid);
+    if (!known) return out('No Encontrado', '', '');
+    const c = cancellation.get(uuid);
+    const cancelable = known.nombre === 'CANCELA CON ACEPTACION' ? 'Cancelable con aceptación' : 'Cancelable sin aceptación';
+    if (c === 'cancelled') return out('Cancelado', cancelable, 'Cancelado con aceptación');
+    if (c === 'pending') return out('Vigente', cancelable, 'En proceso');
+    if (c === 'rejected') return out('Vigente', cancelable, 'Solicitud rechazada');
+    return out('Vigente', cancelable, '');
   };
 
   const server: Server = createServer((req, res) => {
@@ -153,6 +185,7 @@ export async function startFakeFinkok(opts: { user?: string; password?: string }
       let r: { status: number; body: string; hang?: boolean };
       if (req.url === '/servicios/soap/stamp' && (op === 'stamp' || op === 'stamped')) r = stampOp(op, opNode!);
       else if (req.url === '/servicios/soap/cancel' && op === 'cancel_signature') r = cancelOp(opNode!);
+      else if (req.url === '/servicios/soap/cancel' && op === 'get_sat_status') r = satStatusOp(opNode!);
       else r = { status: 404, body: 'not found' };
       if (r.hang) {
         hanging.add(res);
@@ -168,6 +201,15 @@ export async function startFakeFinkok(opts: { user?: string; password?: string }
     calls,
     user,
     password,
+    get lagMs() {
+      return state.lagMs;
+    },
+    set lagMs(v: number) {
+      state.lagMs = v;
+    },
+    decideCancellation(uuid: string, accept: boolean) {
+      if (cancellation.get(uuid.toUpperCase()) === 'pending') cancellation.set(uuid.toUpperCase(), accept ? 'cancelled' : 'rejected');
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const h of hanging) h.destroy();
