@@ -27,7 +27,7 @@ import type { Principal } from '../kernel/principal.js';
 import type { TimerDef } from '../kernel/timers.js';
 import { checkClabe, maskClabe } from '../formats/clabe.js';
 import { checkRfc } from '../formats/rfc.js';
-import { numericReferenceFor, operationDateOf, payoutKeyFor, trackingKeyFor, type PayoutOrder, type PayoutRail, type RailState } from '../connectors/payout/rail.js';
+import { numericReferenceFor, operationDateOf, payoutKeyFor, RailConfigurationError, trackingKeyFor, type PayoutOrder, type PayoutRail, type RailState } from '../connectors/payout/rail.js';
 import type { SimPayoutRail } from '../connectors/payout/sim.js';
 import { payoutMachine, type PayoutEvent } from '../machines/payout.js';
 import type { SecretBox } from '../kernel/secret-box.js';
@@ -414,7 +414,16 @@ export class Payouts {
       started: (h) => !!h.row.send_started_at,
       // Recorded before the call: from here on, a crash means "ask first".
       mark: async (h) => ({ ...h, row: await run({ kind: 'send_started', operationDate: operationDateOf(new Date()) }, h) }),
-      send: (h) => railImpl.send(orderOf(h.row)),
+      send: async (h) => {
+        try {
+          return await railImpl.send(orderOf(h.row));
+        } catch (e) {
+          // The rail's gateway refused the connection (STP: 403 HTML without VPN or from an unregistered IP):
+          // nothing reached it, and retrying cannot help. The payout fails with the reason, visibly (issue 28.6).
+          if (!(e instanceof RailConfigurationError)) throw e;
+          return { state: 'failed', code: 'rail_configuration_error', reason: e.message };
+        }
+      },
       lookup: (h) => railImpl.status(orderOf(h.row)),
       // The rail never saw it (the earlier call did not reach it): sending now, with the same key, is safe.
       resend: (h) => h.row.status === 'processing',

@@ -302,6 +302,21 @@ t.test('STP refuses the order: failed with the reason, the account masked', asyn
   t.match(done.body.failure_reason, /012\*{11}0000/);
 });
 
+t.test('STP\'s gateway refuses the connection (403 HTML: no VPN, IP not registered): the payout fails at once with a visible configuration error, not retried (issue 28.6)', async (t) => {
+  fake.forbidden = true;
+  try {
+    const r = await create(body({ amount_minor: 7_777 }), ten.liveKey);
+    const done = await until(() => get(r.body.id, ten.liveKey), (x) => x.body.status !== 'processing');
+    t.equal(done.body.status, 'failed');
+    t.match(done.body.failure_reason, /not registered with STP or the VPN/, 'the reason says what to fix');
+    const [row] = await a.app.deps.sql`select failure_code from payouts where id = ${r.body.id}`;
+    t.equal(row.failure_code, 'rail_configuration_error');
+    t.equal(fake.registraCalls.get(done.body.tracking_key) ?? 0, 0, 'nothing reached STP\'s application');
+  } finally {
+    fake.forbidden = false;
+  }
+});
+
 t.test('OpenAPI documents the payout and onboarding webhook events', async (t) => {
   const doc = (await a.call('GET', '/openapi/v1.json')).body;
   for (const type of ['payout.paid', 'payout.failed', 'payout.returned', 'onboarding_application.approved', 'onboarding_application.needs_info', 'onboarding_application.rejected']) {

@@ -67,6 +67,15 @@ export interface PayoutRail {
   parseCallback(raw: string): CallbackNotice;
 }
 
+/**
+ * The rail refused the connection itself (HTTP 401/403 or an HTML page from its gateway: the calling
+ * IP is not registered, the VPN is down): a configuration fault the tenant or operator must fix.
+ * Not transient (retrying cannot help) and certain that the rail's application never saw the call.
+ */
+export class RailConfigurationError extends Error {
+  override name = 'RailConfigurationError';
+}
+
 /** A callback body that is not one the rail sends. */
 export class RailCallbackError extends Error {
   override name = 'RailCallbackError';

@@ -114,6 +114,39 @@ export function consultaBody(empresa: string, claveRastreo: string, fechaOperaci
   return body;
 }
 
+/**
+ * consOrdenesFech (the day's orders, for conciliation): `{empresa, estado: "E" (sent) | "R" (received),
+ * fechaOperacion?, firma}`, signed with the query cadena without tracking key or institution [C,
+ * cuenca-mx/stpmex-python `_consulta_fecha` / `_firma_consulta`].
+ */
+export function consultaFechaBody(empresa: string, fechaOperacion: string | undefined, key: KeyObject): Record<string, unknown> {
+  const body: Record<string, unknown> = { empresa, estado: 'E' };
+  if (fechaOperacion) body.fechaOperacion = fechaOperacion;
+  body.firma = sign(key, cadenaConsulta(empresa, fechaOperacion, '', ''));
+  return body;
+}
+
+/** One sent order of a day as consOrdenesFech lists it: our tracking key and its state. */
+export interface ConciliatedOrder {
+  trackingKey: string;
+  state: RailState;
+}
+
+/** consOrdenesFech's answer: `{resultado: {id: 1, lst: [...]}}`, or id -100 "No se encontraron ordenes" (none) [C]. */
+export function mapConciliacion(body: unknown): ConciliatedOrder[] {
+  const r = (body as { resultado?: { id?: unknown; lst?: unknown; descripcionError?: unknown } } | null)?.resultado;
+  if (!r || typeof r !== 'object' || typeof r.id !== 'number') throw new OutcomeUnknown('bad_response', 'STP consOrdenesFech: no resultado.id in the answer');
+  if (r.id === -100) return [];
+  if (r.id <= 0 || !Array.isArray(r.lst)) throw new OutcomeUnknown('bad_response', `STP consOrdenesFech answered id ${r.id}${typeof r.descripcionError === 'string' ? ` "${maskAccounts(r.descripcionError)}"` : ''}`);
+  const out: ConciliatedOrder[] = [];
+  for (const o of r.lst as Array<Record<string, unknown>>) {
+    if (!o || typeof o.claveRastreo !== 'string' || typeof o.estado !== 'string') continue;
+    const ref = o.idEF ?? o.id ?? o.claveRastreo;
+    out.push({ trackingKey: o.claveRastreo, state: stateOfEstado(o.estado, String(ref), o.causaDevolucion) });
+  }
+  return out;
+}
+
 // ---- answers of registraOrden ------------------------------------------------------------------
 
 export type RegistraResult =
@@ -250,10 +283,13 @@ export function mapConsulta(body: unknown): RailState | null {
 // ---- callbacks ---------------------------------------------------------------------------------
 
 /**
- * [U] The `estado` words STP's status callback ("cambio de estado") uses are not confirmed: the
- * legacy webhook sends LIQUIDACION / DEVOLUCION / CANCELACION (cuenca-mx/speid), integrations of
- * the current one read words (Liquidada, Cancelada, Devuelta) or the query codes. All are accepted
- * here, in this one table; the callback is only a hint (the adapter asks STP before acting).
+ * The `estado` of STP's status callback ("cambio de estado"): the legacy webhook's words LIQUIDACION /
+ * DEVOLUCION / CANCELACION [C, cuenca-mx/speid], the query's codes (LQ, D, CN… [C, stpmex types]),
+ * and the words third-party integrations of the current format read (Liquidada, Devuelta, Cancelada,
+ * Rechazada) [U]. The callback is only a hint: the adapter asks STP (consOrdEnvRastreo) before
+ * anything changes, so the words never decide a state; a callback with a word outside this table is
+ * refused (STP sends it again) and the order is found by the day's conciliation (consOrdenesFech)
+ * all the same (issue 28.6).
  */
 const CALLBACK_WORDS: Readonly<Record<string, RailState['state']>> = {
   LIQUIDACION: 'paid',

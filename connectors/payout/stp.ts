@@ -8,13 +8,16 @@ import { checkClabe } from '../../formats/clabe.js';
 import {
   buildOrden,
   consultaBody,
+  consultaFechaBody,
+  mapConciliacion,
   mapConsulta,
+  type ConciliatedOrder,
   mapRegistra,
   parseStpCallback,
   registraBody,
   type StpCredentials,
 } from './stp-mapping.js';
-import { operationDateOf, type CallbackNotice, type OrderRef, type PayoutOrder, type PayoutRail, type RailState } from './rail.js';
+import { operationDateOf, RailConfigurationError, type CallbackNotice, type OrderRef, type PayoutOrder, type PayoutRail, type RailState } from './rail.js';
 import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 /** STP's hosts (shared/formats/stp.md §1). The REST base is `{host}/speiws/rest`. */
@@ -76,6 +79,13 @@ export class StpPayoutRail implements PayoutRail {
     } catch (e) {
       throw new OutcomeUnknown('unreachable', `STP ${path}: the answer broke off (${(e as Error).message})`);
     }
+    // STP's gateway refuses callers outside its allow-list (no VPN, an IP not registered) with an HTML
+    // 403 page before its application sees the call [C, stpmex-python cassette test_forbidden_without_vpn]:
+    // a configuration fault to show, not an outage to retry.
+    const html = /^\s*<(!doctype|html)/i.test(text) || String(res.headers['content-type'] ?? '').includes('text/html');
+    if (res.statusCode === 401 || res.statusCode === 403 || (html && res.statusCode < 500)) {
+      throw new RailConfigurationError(`STP refused the connection (HTTP ${res.statusCode}${html ? ', an HTML page from its gateway' : ''}): the calling IP is not registered with STP or the VPN to STP is down. Nothing reached STP; fix the network access and send again.`);
+    }
     if (res.statusCode !== 200) throw new OutcomeUnknown('provider_error', `STP ${path}: HTTP ${res.statusCode}`);
     try {
       return JSON.parse(text);
@@ -113,6 +123,16 @@ export class StpPayoutRail implements PayoutRail {
       if (found) return found;
     }
     return null;
+  }
+
+  /**
+   * The day's conciliation: every order the tenant's account sent on an operation day (consOrdenesFech,
+   * estado E) with its state, so orders whose callback never came are found in one call a day.
+   * `operationDate` omitted: STP's current day.
+   */
+  async conciliate(tenantId: string, livemode: boolean, operationDate?: string): Promise<ConciliatedOrder[]> {
+    const { creds, key } = await this.creds(tenantId, livemode);
+    return mapConciliacion(await this.call('POST', '/ordenPago/consOrdenesFech', consultaFechaBody(creds.empresa, operationDate, key)));
   }
 
   /** STP's current operation day (no date sent), then the recorded day and the days after it up to today. */

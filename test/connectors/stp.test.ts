@@ -16,7 +16,8 @@ import {
   stpText,
 } from '../../connectors/payout/stp-mapping.js';
 import { StpPayoutRail } from '../../connectors/payout/stp.js';
-import { RailCallbackError, trackingKeyFor, type PayoutOrder } from '../../connectors/payout/rail.js';
+import { consultaFechaBody, mapConciliacion } from '../../connectors/payout/stp-mapping.js';
+import { RailCallbackError, RailConfigurationError, trackingKeyFor, type PayoutOrder } from '../../connectors/payout/rail.js';
 import { FakeStp } from '../fakes/stp.js';
 import { makeClabe } from '../../formats/clabe.js';
 import { CUENCA_CADENA, CUENCA_CONSULTA_ANSWER, CUENCA_CONSULTA_FIRMA, CUENCA_FIRMA, CUENCA_ORDER, CUENCA_TEST_KEY, CUENCA_TEST_KEY_PASSPHRASE } from '../fakes/stp-vectors.js';
@@ -36,6 +37,21 @@ t.test('cadena and firma match STP golden vectors', async (t) => {
   const built = buildOrden(order, { empresa: 'TAMIZI', cuentaOrdenante: '646180110400000007' }, '40072');
   t.same(built, CUENCA_ORDER);
   t.equal(cadenaOrden(built), CUENCA_CADENA);
+});
+
+t.test('consOrdenesFech: the query by date is signed as STP\'s client signs it (golden vector) and its answers mapped (issue 28.6)', async (t) => {
+  const key = createPrivateKey({ key: CUENCA_TEST_KEY, passphrase: CUENCA_TEST_KEY_PASSPHRASE });
+  // cuenca-mx/stpmex-python tests/resources/cassettes/test_consulta_ordenes_enviadas_con_fecha.yaml (request body).
+  t.same(consultaFechaBody('TAMIZI', '20200420', key), {
+    empresa: 'TAMIZI', estado: 'E', fechaOperacion: '20200420',
+    firma: 'MWqmcIak/f37rGEwPyV10GD7gL9SjNlSTY7/EJFq8zVO+EWbPUhz3eGUz/md3RwldosNSDBpWE3AtubbBMMp0FI/0vXmxkDaAnK2Oixvk9pCW1fIaPv/mufbvkPGqBUdveKjRl5fWwQjw0oTUtqj8kFSk8Ub6OLw2kRK4JDWrqw=',
+  });
+  t.same(mapConciliacion({ resultado: { descripcionError: 'No se encontraron ordenes', id: -100 } }), [], '-100: no orders that day');
+  t.match(mapConciliacion({ resultado: { id: 1, lst: [{ claveRastreo: 'CR1564969083', estado: 'D', causaDevolucion: 1 }, { claveRastreo: 'CR2', estado: 'LQ' }] } }), [
+    { trackingKey: 'CR1564969083', state: { state: 'returned' } },
+    { trackingKey: 'CR2', state: { state: 'paid' } },
+  ]);
+  t.throws(() => mapConciliacion({ resultado: { id: 0, descripcionError: 'Error validando la firma' } }), { name: 'OutcomeUnknown', reason: 'bad_response' });
 });
 
 t.test('text is folded to ASCII and cut at 39 characters', async (t) => {
@@ -168,6 +184,37 @@ t.test('the adapter against the fake: rejections, credentials, the query dates',
     fake.consultaCalls.length = 0;
     t.match(await rail.status(o), { state: 'paid' });
     t.same(fake.consultaCalls.map((c) => c.fechaOperacion ?? 'today'), ['today', '20260102', '20260103', '20260104', '20260105']);
+  });
+
+  t.test('a 403 HTML page from STP\'s gateway (no VPN, IP not registered) is a configuration error, not an outage to retry (issue 28.6)', async (t) => {
+    fake.forbidden = true;
+    try {
+      const e = await rail.send(newOrder(h)).catch((x) => x);
+      t.ok(e instanceof RailConfigurationError, 'send: RailConfigurationError');
+      t.notOk(e instanceof OutcomeUnknown, 'not the transient kind (the job does not retry it)');
+      t.match(e.message, /not registered with STP or the VPN/);
+      t.ok((await rail.status(newOrder(h)).catch((x) => x)) instanceof RailConfigurationError, 'status too');
+    } finally {
+      fake.forbidden = false;
+    }
+    fake.fail('http500');
+    t.ok((await rail.send(newOrder(h)).catch((x) => x)) instanceof OutcomeUnknown, 'a 5xx is still an outage (unknown, retried)');
+  });
+
+  t.test('the day\'s conciliation finds every order sent, with its state, in one call (issue 28.6)', async (t) => {
+    now = new Date();
+    fake.initialEstado = 'E';
+    const a = newOrder(h);
+    const b = newOrder(h);
+    await rail.send(a);
+    await rail.send(b);
+    fake.settle(b.trackingKey, 'D', 1);
+    fake.initialEstado = 'LQ';
+    const day = await rail.conciliate(h.tenantId, h.livemode, fake.fecha);
+    t.match(day.find((o) => o.trackingKey === a.trackingKey), { state: { state: 'in_flight' } });
+    t.match(day.find((o) => o.trackingKey === b.trackingKey), { state: { state: 'returned' } });
+    t.same(await rail.conciliate(h.tenantId, h.livemode, '20000101'), [], 'a day without orders');
+    t.same(fake.conciliaCalls.slice(-2).map((c) => c.fechaOperacion), [fake.fecha, '20000101']);
   });
 
   t.test('tracking keys: alphanumeric, 28 characters, one per payout id', async (t) => {

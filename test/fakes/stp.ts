@@ -23,7 +23,7 @@ const MANDATORY = ['empresa', 'claveRastreo', 'institucionContraparte', 'institu
 /** The fake's own small table of SPEI participants by CLABE prefix (Banxico's CEP list). */
 const PARTICIPANTS: Record<string, string> = { '002': '40002', '012': '40012', '014': '40014', '021': '40021', '072': '40072', '137': '40137', '646': '90646' };
 
-export type Fault = 'http500' | 'timeout' | 'malformed' | 'no_response' | 'register_then_500' | 'register_then_timeout';
+export type Fault = 'http500' | 'timeout' | 'malformed' | 'no_response' | 'register_then_500' | 'register_then_timeout' | 'forbidden';
 
 export interface FakeOrder {
   id: number;
@@ -52,6 +52,9 @@ export class FakeStp {
   initialEstado = 'LQ';
   /** STP's current operation day. */
   fecha: string;
+  /** Every call answered as STP's gateway answers a caller outside its allow-list (no VPN, IP not registered): 403 HTML. */
+  forbidden = false;
+  readonly conciliaCalls: Array<{ fechaOperacion?: string }> = [];
   private faults: Fault[] = [];
   private rejections: Array<{ id: number; descripcionError: string }> = [];
   private server: Server;
@@ -127,6 +130,8 @@ export class FakeStp {
     const raw = Buffer.concat(chunks).toString('utf8');
     const path = (req.url ?? '').replace(/^\/speiws\/rest/, '');
     const fault = this.faults.shift();
+    // nginx's page, as the stpmex-python cassette test_forbidden_without_vpn recorded it.
+    if (this.forbidden || fault === 'forbidden') return send(res, 403, '<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>\r\n<center><h1>403 Forbidden</h1></center>\r\n<hr><center>nginx/1.16.1</center>\r\n</body>\r\n</html>\r\n', 'text/html');
     if (fault === 'http500') return send(res, 500, '<html><body>Internal Server Error</body></html>', 'text/html');
     if (fault === 'timeout') return; // never answers; the client's deadline ends it
     if (fault === 'malformed') return send(res, 200, '<resultado>not json</resultado>', 'text/plain');
@@ -145,6 +150,7 @@ export class FakeStp {
       return json(res, answer);
     }
     if (req.method === 'POST' && path === '/ordenPago/consOrdEnvRastreo') return json(res, this.consulta(body));
+    if (req.method === 'POST' && path === '/ordenPago/consOrdenesFech') return json(res, this.conciliacion(body));
     return send(res, 404, 'Not Found', 'text/plain');
   }
 
@@ -170,6 +176,23 @@ export class FakeStp {
     const id = this.nextId++;
     this.orders.set(`${fecha}/${clave}`, { id, fechaOperacion: fecha, body: b, estado: this.initialEstado });
     return { resultado: { id } };
+  }
+
+  /** consOrdenesFech: the orders sent (estado E) on an operation day, as the stpmex-python cassettes show them. */
+  private conciliacion(b: Record<string, unknown>) {
+    const fechaOperacion = typeof b.fechaOperacion === 'string' ? b.fechaOperacion : undefined;
+    this.conciliaCalls.push({ fechaOperacion });
+    const c = `|||${String(b.empresa)}|${fechaOperacion ?? ''}|||${'|'.repeat(30)}`;
+    if (!this.verify(c, String(b.firma))) return { resultado: { id: 0, descripcionError: 'Error validando la firma' } };
+    if (b.estado !== 'E' && b.estado !== 'R') return { resultado: { id: 0, descripcionError: 'El campo estado es obligatorio' } };
+    const day = fechaOperacion ?? this.fecha;
+    const lst = b.estado === 'R' ? [] : [...this.orders.values()].filter((o) => o.fechaOperacion === day).map((o) => ({
+      causaDevolucion: o.causaDevolucion ?? 0, claveRastreo: o.body.claveRastreo, conceptoPago: o.body.conceptoPago, cuentaBeneficiario: o.body.cuentaBeneficiario, empresa: this.opts.empresa,
+      estado: o.estado, fechaOperacion: Number(day), institucionContraparte: Number(o.body.institucionContraparte), monto: o.body.monto, nombreBeneficiario: o.body.nombreBeneficiario,
+      referenciaNumerica: o.body.referenciaNumerica, tipoPago: o.body.tipoPago, topologia: 'V', tsCaptura: Date.now() - 1000, tsLiquidacion: o.estado === 'LQ' ? Date.now() : 0,
+    }));
+    if (!lst.length) return { resultado: { descripcionError: 'No se encontraron ordenes', id: -100 } };
+    return { resultado: { id: 1, lst } };
   }
 
   private consulta(b: Record<string, unknown>) {
