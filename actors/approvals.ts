@@ -9,9 +9,12 @@
 // is an ApprovalSubject given by the capability that owns the subject (actors/refunds.ts,
 // actors/payouts.ts); the rule "approver ≠ requester", the threshold and the states are here and
 // in the machine, once. The admin routes of both share one implementation (api/routes/approvals.ts).
+// The operator console's four-eyes decisions are approvals too (subject kind `operator_decision`,
+// actors/operator-decisions.ts): what they carry out is another entity's step (an application's
+// approval, a payout approval's) or a guarded write (a tenant's release), in the same transaction.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
-import { type EntityActor, type EntityDef, type EntityPlan, type EntityRow, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { type EntityActor, type EntityDef, type EntityPlan, type EntityRow, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { ErrorCode } from '../kernel/error-catalog.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
@@ -19,18 +22,21 @@ import { machineStep } from '../kernel/machine-step.js';
 import type { Principal } from '../kernel/principal.js';
 import { approvalMachine, needsApproval, samePerson, type ApprovalEffect, type ApprovalStatus } from '../machines/approval.js';
 
-export type ApprovalSubjectKind = 'refund' | 'payout';
+export type ApprovalSubjectKind = 'refund' | 'payout' | 'operator_decision';
 
 export interface ApprovalRow extends EntityRow<ApprovalStatus> {
   subject_kind: ApprovalSubjectKind;
-  amount_minor: number;
-  currency: string;
+  /** null only for an operator decision without an amount (a tenant's release, an application). */
+  amount_minor: number | null;
+  currency: string | null;
   request: Record<string, unknown>;
   secret_sealed: string | null;
   secret_masked: string | null;
   requested_by: string;
   approver: string | null;
   subject_id: string | null;
+  /** The second person's note, when given. */
+  resolution_note: string | null;
   created_at: Date;
   updated_at: Date;
   resolved_at: Date | null;
@@ -40,52 +46,70 @@ export interface ApprovalRow extends EntityRow<ApprovalStatus> {
 export interface SubjectCreation<R = unknown> {
   /** The subject's id (the approval records it). */
   id: string;
-  /** The subject's creation step, committed in the approval's transaction. */
-  step: EntityPlan;
+  /** The subject's creation (or another entity's step), committed in the approval's transaction. */
+  step?: EntityPlan;
+  /** Rows written in the approval's transaction besides (audit rows; a guarded update of a row that is no entity). */
+  writes?: Write[];
   /** The command's answer once committed. */
   result: R;
+}
+
+/** Who decides and what they add: the approver's name, an optional note, and what the subject's hooks need (an operator, a request id). */
+export interface Decision {
+  kind: 'approve' | 'reject';
+  approver: string;
+  tenantId: string;
+  note?: string;
+  context?: unknown;
 }
 
 /** What differs per subject kind; given by the capability that owns the subject. */
 export interface ApprovalSubject<R = unknown> {
   kind: ApprovalSubjectKind;
   codes: { notFound: ErrorCode; resolutionConflict: ErrorCode; approverConflict: ErrorCode };
+  /** The refusal's message when the requester tries to approve (the API key's wording by default). */
+  approverConflictMessage?: string;
   /** The spec's projection of the approval (`refund_approval`, `payout_approval`). */
   view(row: ApprovalRow): Record<string, unknown>;
   /** The answer the idempotency record keeps (secrets sealed); the view when absent. */
   recordView?(row: ApprovalRow): Record<string, unknown>;
   /** Reads (and checks) what the subject's creation needs; throws the subject's ApiError to refuse. */
-  prepareCreation(row: ApprovalRow, approver: string, at: Date): Promise<SubjectCreation<R>>;
+  prepareCreation(row: ApprovalRow, approver: string, at: Date, decision: Decision): Promise<SubjectCreation<R>>;
+  /** Rows the decision writes in its transaction besides the subject's (the operator's audit rows); none by default. */
+  decisionWrites?(row: ApprovalRow, to: 'approved' | 'rejected', decision: Decision, env: StepEnv): Write[];
 }
 
-type Command = { kind: 'approve' | 'reject'; approver: string; tenantId: string };
+type Command = Decision;
 type HydratedApproval = Hydrated<ApprovalRow>;
 
-export const toApproval = (r: Record<string, unknown>): ApprovalRow => ({ ...(r as unknown as ApprovalRow), amount_minor: Number(r.amount_minor) });
+export const toApproval = (r: Record<string, unknown>): ApprovalRow => ({ ...(r as unknown as ApprovalRow), amount_minor: r.amount_minor === null || r.amount_minor === undefined ? null : Number(r.amount_minor) });
 
 /** The pure step of an approval: the machine decides; `approve` carries the subject's creation. Exported for tests. */
-export function planApproval(h: HydratedApproval, cmd: Command, env: StepEnv, creation: SubjectCreation | undefined, codes: ApprovalSubject['codes']): Plan {
+export function planApproval(h: HydratedApproval, cmd: Command, env: StepEnv, creation: SubjectCreation | undefined, subject: Pick<ApprovalSubject, 'codes' | 'approverConflictMessage' | 'decisionWrites'>): Plan {
+  const { codes } = subject;
   const r = h.row;
   const step = machineStep<ApprovalEffect>(approvalMachine, r.status, { requestedBy: r.requested_by }, { type: cmd.kind, approver: cmd.approver });
   const refused = step.effects.find((e) => e.type === 'refuse');
   if (refused?.type === 'refuse') {
     if (refused.params.reason === 'approver_conflict') {
-      throw new ApiError(codes.approverConflict, `Four-eyes rule: the approver must be someone other than the API key that requested the ${r.subject_kind}.`);
+      throw new ApiError(codes.approverConflict, subject.approverConflictMessage ?? `Four-eyes rule: the approver must be someone other than the API key that requested the ${r.subject_kind}.`);
     }
     throw new ApiError(codes.resolutionConflict, `This approval was already ${r.status}.`);
   }
-  const set: Record<string, unknown> = { status: step.value, approver: cmd.approver, resolved_at: env.at, updated_at: env.at };
-  const plan: Plan = { set, history: { event: step.value, data: { approver: cmd.approver } }, signals: [], result: undefined };
+  const set: Record<string, unknown> = { status: step.value, approver: cmd.approver, resolved_at: env.at, updated_at: env.at, ...(cmd.note ? { resolution_note: cmd.note } : {}) };
+  const plan: Plan = { set, history: { event: step.value, data: { approver: cmd.approver } }, signals: [], writes: [], result: undefined };
   for (const e of step.effects) {
     if (e.type === 'createSubject') {
       if (!creation) throw new Error(`approval ${r.id}: approved without its ${r.subject_kind} prepared`);
       set.subject_id = creation.id;
       plan.history = { event: step.value, data: { approver: cmd.approver, [`${r.subject_kind}_id`]: creation.id } };
-      plan.also = [creation.step];
+      if (creation.step) plan.also = [creation.step];
+      plan.writes!.push(...(creation.writes ?? []));
       plan.result = creation.result;
     }
     if (e.type === 'signal') plan.signals!.push({ type: e.params.event, data: { id: r.id, subject_kind: r.subject_kind, subject_id: set.subject_id ?? null, approver: cmd.approver } });
   }
+  plan.writes!.push(...(subject.decisionWrites?.(r, step.value as 'approved' | 'rejected', cmd, env) ?? []));
   if (plan.result === undefined) plan.result = { ...r, ...set } as ApprovalRow;
   return plan;
 }
@@ -113,8 +137,8 @@ export class Approvals<R = unknown> {
         return r ? { row: toApproval(r), clockOffsetMs: 0 } : undefined;
       },
       // The subject is prepared (reads, checks) only when the machine will create it.
-      prepare: async (h, cmd) => (cmd.kind === 'approve' && h.row.status === 'pending' && !samePerson(cmd.approver, h.row.requested_by) ? subject.prepareCreation(h.row, cmd.approver, new Date()) : undefined),
-      plan: (h, cmd, env, creation) => planApproval(h, cmd, env, creation, codes),
+      prepare: async (h, cmd) => (cmd.kind === 'approve' && h.row.status === 'pending' && !samePerson(cmd.approver, h.row.requested_by) ? subject.prepareCreation(h.row, cmd.approver, new Date(), cmd) : undefined),
+      plan: (h, cmd, env, creation) => planApproval(h, cmd, env, creation, subject),
     };
   }
 
@@ -124,19 +148,29 @@ export class Approvals<R = unknown> {
   }
 
   /** Opens a pending approval (the request's 202 answer, stored with its Idempotency-Key in the same transaction). */
-  async request(p: Principal, a: { amountMinor: number; currency: string; request: Record<string, unknown>; secret?: (id: string) => { sealed: string; masked: string } }, idem?: IdempotencyHandle): Promise<Record<string, unknown>> {
+  async request(
+    p: Pick<Principal, 'tenantId' | 'livemode' | 'keyId'>,
+    a: {
+      amountMinor: number | null; currency: string | null; request: Record<string, unknown>; secret?: (id: string) => { sealed: string; masked: string };
+      /** Rows written with the request (an operator's audit row). */
+      writes?: (row: ApprovalRow, env: StepEnv) => Write[];
+    },
+    idem?: IdempotencyHandle,
+  ): Promise<Record<string, unknown>> {
     const at = new Date();
     const id = randomUUID();
     const secret = a.secret?.(id);
     const row: ApprovalRow = {
       id, tenant_id: p.tenantId, livemode: p.livemode, subject_kind: this.subject.kind, status: 'pending', version: 0,
       amount_minor: a.amountMinor, currency: a.currency, request: a.request, secret_sealed: secret?.sealed ?? null, secret_masked: secret?.masked ?? null,
-      requested_by: p.keyId, approver: null, subject_id: null, created_at: at, updated_at: at, resolved_at: null,
+      requested_by: p.keyId, approver: null, subject_id: null, resolution_note: null, created_at: at, updated_at: at, resolved_at: null,
     };
     const view = this.subject.view(row);
+    const writes = a.writes?.(row, { at, now: at, newId: randomUUID });
     await this.d.actor.create(this.def, p, {
       create: { ...row },
       history: { event: 'requested', data: { subject_kind: row.subject_kind, amount_minor: row.amount_minor, requested_by: row.requested_by } },
+      ...(writes?.length ? { writes } : {}),
       response: { status: 202, body: this.subject.recordView?.(row) ?? view },
       result: view,
     }, { idem, at });
@@ -151,13 +185,13 @@ export class Approvals<R = unknown> {
   }
 
   /** The operator approves: the subject is created in the approval's transaction; resolves to what prepareCreation said. */
-  approve(tenantId: string, id: string, approver: string): Promise<R> {
-    return this.step(id, { kind: 'approve', approver, tenantId }) as Promise<R>;
+  approve(tenantId: string, id: string, approver: string, more?: Pick<Decision, 'note' | 'context'>): Promise<R> {
+    return this.step(id, { kind: 'approve', approver, tenantId, ...more }) as Promise<R>;
   }
 
   /** The operator rejects: nothing is created; resolves to the approval's projection. */
-  async reject(tenantId: string, id: string, approver: string): Promise<Record<string, unknown>> {
-    return this.subject.view((await this.step(id, { kind: 'reject', approver, tenantId })) as ApprovalRow);
+  async reject(tenantId: string, id: string, approver: string, more?: Pick<Decision, 'note' | 'context'>): Promise<Record<string, unknown>> {
+    return this.subject.view((await this.step(id, { kind: 'reject', approver, tenantId, ...more })) as ApprovalRow);
   }
 
   // A second decider waiting on the lock gets the def's `busy` (resolution_conflict) from the actor

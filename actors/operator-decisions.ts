@@ -1,181 +1,262 @@
-// Four-eyes decisions of the operator console (docs/operator.md), on the entity actor: an operator
-// asks for a sensitive operation (approving an application the verifier flagged, an above-threshold
-// payout, releasing a suspended tenant); a second operator approves or rejects it. The one who asked
-// cannot decide (operator_decision.self_approval_conflict), two deciders cannot both win (the row's
-// version fences the step), and asking twice for the same operation on the same object gives the
-// open request back. Every step writes an audit row in its transaction.
+// Four-eyes decisions of the operator console (docs/operator.md) as approvals (actors/approvals.ts,
+// machines/approval.ts; subject kind `operator_decision`, migration 0153): an operator asks for a
+// sensitive operation (approving an application the verifier flagged, an above-threshold payout,
+// releasing a suspended tenant); a second operator approves or rejects it.
+//
+// - The machine refuses the approval of the operator who asked (operator_decision.self_approval_conflict);
+//   two deciders cannot both win (the approval's version fences the step; the loser reads
+//   resolution_conflict).
+// - Approving carries the operation out in the approval's own transaction: the application's or the
+//   payout approval's step (plan.also, fenced on that entity's version: a payout approval also
+//   creates its payout there) or, for a tenant, the release guarded on the suspension read. If the
+//   operation is refused (the application is no longer pending, the tenant was released meanwhile)
+//   nothing is written and the decision stays pending: the second operator sees why and rejects it.
+// - Each request and decision writes its audit rows (the decision's and the operation's, with
+//   before/after) in its transaction; history in entity_history (kind `approval`), signals
+//   approval.approved / approval.rejected as for every approval.
+// - Asking twice for the same operation on the same object gives the open request back (unique
+//   index of 0153).
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../kernel/db.js';
-import { hydrateRow, type EntityActor, type EntityDef, type Hydrated, type Plan, type StepEnv } from '../kernel/entity.js';
+import { stepEnv, type EntityActor, type EntityDef, type EntityPlan, type Hydrated, type StepEnv, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
-import { machineStep } from '../kernel/machine-step.js';
-import { operatorDecisionMachine } from '../machines/operator-decision.js';
-import { auditWrite, type AuditActor } from './audit.js';
+import { Approvals, type ApprovalRow, type Decision, type SubjectCreation } from './approvals.js';
+import { auditWrite } from './audit.js';
+import type { ApplicationRow, OnboardingCommand } from './onboarding.js';
+import type { OperatorActor } from './operators.js';
 
-export interface DecisionCommandSpec {
-  /** The operator route to run once approved, e.g. `POST /admin/tenants/{tenantId}/release`. */
-  route: string;
-  params: Record<string, string>;
-  body?: unknown;
-}
+/** The operations a console operator only asks for. */
+export const DECISION_ACTIONS = ['payout_approval.approve', 'tenant.release', 'onboarding_application.approve'] as const;
+export type DecisionAction = (typeof DECISION_ACTIONS)[number];
 
-export interface DecisionRow {
-  id: string;
-  tenant_id: string;
-  livemode: boolean;
-  status: string;
-  version: number;
-  action: string;
+/** What an operator decision's `request` holds (jsonb). */
+export interface DecisionRequest {
+  action: DecisionAction;
   target_kind: string;
   target_id: string;
-  reason: string | null;
-  command: DecisionCommandSpec;
-  snapshot: Record<string, unknown> | null;
-  outcome: Record<string, unknown> | null;
-  requested_by: string;
-  decided_by: string | null;
-  decision_note: string | null;
-  created_at: Date;
-  decided_at: Date | null;
-  updated_at: Date;
+  reason?: string;
+  /** What the target looked like when asked (shown to the second operator; the audit row's `before`). */
+  snapshot?: Record<string, unknown> | null;
+  /** The route's parameters and body as asked. */
+  params?: Record<string, string>;
+  body?: Record<string, unknown>;
+  /** A decision of before 0153: what running it answered. */
+  outcome?: Record<string, unknown>;
 }
 
-export function decisionView(r: DecisionRow & { requested_by_email?: string; decided_by_email?: string; tenant_name?: string }) {
+/** What approving answered: a summary of the operation's result (no secret: a CLABE only masked). */
+export type DecisionOutcome = Record<string, unknown>;
+
+/** The entities whose steps a decision carries out (their capabilities own them). */
+export interface DecisionTargets {
+  /** actors/onboarding.ts Onboarding.def */
+  application: EntityDef<Hydrated<ApplicationRow>, OnboardingCommand, unknown>;
+  /** actors/payouts.ts Payouts.approvals.def */
+  payoutApproval: EntityDef<Hydrated<ApprovalRow>, Decision, unknown>;
+}
+
+export interface OperatorDecisionsDeps {
+  sql: Sql;
+  actor: EntityActor;
+  targets: DecisionTargets;
+  /** After a release committed: the tenant's keys are served again on every process (api/auth.ts KeyStore). */
+  announceRelease(keyIds: string[]): Promise<void>;
+}
+
+/** What the command carries to the subject's hooks. */
+interface DecisionContext {
+  by: OperatorActor;
+  requestId?: string;
+  /** The requester's e-mail, for the operation's audit row. */
+  askedBy?: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const iso = (d: Date | null) => (d ? d.toISOString() : undefined);
+
+type ViewRow = ApprovalRow & { requested_by_email?: string | null; approver_email?: string | null; tenant_name?: string | null };
+
+/** The console's projection of an operator decision (object `operator_decision`). */
+export function decisionView(r: ViewRow, outcome?: DecisionOutcome) {
+  const q = r.request as unknown as DecisionRequest;
+  const out = outcome ?? q.outcome;
   return {
     id: r.id,
     object: 'operator_decision' as const,
     status: r.status,
-    action: r.action,
+    action: q.action,
     tenant_id: r.tenant_id,
     ...(r.tenant_name ? { tenant_name: r.tenant_name } : {}),
     livemode: r.livemode,
-    target: { kind: r.target_kind, id: r.target_id },
-    ...(r.reason ? { reason: r.reason } : {}),
+    target: { kind: q.target_kind, id: q.target_id },
+    ...(q.reason ? { reason: q.reason } : {}),
     requested_by: { id: r.requested_by, ...(r.requested_by_email ? { email: r.requested_by_email } : {}) },
-    ...(r.decided_by ? { decided_by: { id: r.decided_by, ...(r.decided_by_email ? { email: r.decided_by_email } : {}) } } : {}),
-    ...(r.decision_note ? { decision_note: r.decision_note } : {}),
-    ...(r.snapshot ? { snapshot: r.snapshot } : {}),
-    ...(r.outcome ? { outcome: r.outcome } : {}),
+    ...(r.approver ? { decided_by: { id: r.approver, ...(r.approver_email ? { email: r.approver_email } : {}) } } : {}),
+    ...(r.resolution_note ? { decision_note: r.resolution_note } : {}),
+    ...(q.snapshot ? { snapshot: q.snapshot } : {}),
+    ...(out ? { outcome: out } : {}),
     created_at: r.created_at.toISOString(),
-    ...(r.decided_at ? { decided_at: r.decided_at.toISOString() } : {}),
+    ...(r.resolved_at ? { decided_at: iso(r.resolved_at) } : {}),
   };
 }
 export type DecisionView = ReturnType<typeof decisionView>;
 
-type DecisionCommand =
-  | { kind: 'approve' | 'reject'; by: AuditActor; note?: string; requestId?: string }
-  | { kind: 'execution_failed'; by: AuditActor; outcome: Record<string, unknown>; requestId?: string }
-  | { kind: 'executed'; by: AuditActor; outcome: Record<string, unknown>; requestId?: string };
-
-export function planDecisionStep(h: Hydrated<DecisionRow>, cmd: DecisionCommand, env: StepEnv): Plan<DecisionRow> {
-  const r = h.row;
-  if (cmd.kind === 'executed') {
-    // The operation ran: its answer is kept with the decision (no state change).
-    const updated = { ...r, outcome: cmd.outcome, updated_at: env.at, version: r.version + 1 };
-    return { set: { outcome: cmd.outcome, updated_at: env.at }, result: updated };
-  }
-  if ((cmd.kind === 'approve' || cmd.kind === 'reject') && r.status !== 'pending') {
-    throw new ApiError('operator_decision.resolution_conflict', `This decision is already ${r.status}.`);
-  }
-  if ((cmd.kind === 'approve' || cmd.kind === 'reject') && cmd.by.id === r.requested_by) {
-    throw new ApiError('operator_decision.self_approval_conflict');
-  }
-  const step = machineStep(operatorDecisionMachine, r.status, undefined, { type: cmd.kind });
-  if (step.value === r.status) return { result: r };
-  const set: Record<string, unknown> = { status: step.value, updated_at: env.at };
-  if (cmd.kind !== 'execution_failed') Object.assign(set, { decided_by: cmd.by.id, decided_at: env.at, decision_note: cmd.note ?? null });
-  else set.outcome = cmd.outcome;
-  const updated = { ...r, ...set, version: r.version + 1 } as DecisionRow;
-  return {
-    set,
-    history: { event: cmd.kind, data: { by: `${cmd.by.kind}:${cmd.by.id}` } },
-    writes: [
-      auditWrite(env, {
-        actor: cmd.by, action: `operator_decision.${cmd.kind}`, tenantId: r.tenant_id, livemode: r.livemode, targetKind: 'operator_decision', targetId: r.id,
-        reason: cmd.kind === 'execution_failed' ? undefined : cmd.note, before: { status: r.status, action: r.action, target_id: r.target_id }, after: { status: updated.status, action: r.action, target_id: r.target_id },
-        requestId: cmd.requestId,
-      }),
-    ],
-    result: updated,
-  };
+/** Another entity's step, planned (not committed) for the approval's transaction: hydrate, prepare, plan. */
+async function carried<H extends Hydrated, C, P>(sql: Sql, def: EntityDef<H, C, P>, scope: { tenantId: string; livemode: boolean }, id: string, cmd: C): Promise<{ step: EntityPlan; h: H; env: StepEnv; result: unknown }> {
+  const h = await def.hydrate(sql, id, scope, cmd);
+  if (!h) throw new ApiError(def.notFound);
+  const prepared = def.prepare ? await def.prepare(h, cmd) : (undefined as P);
+  const env = stepEnv(h);
+  const plan = def.plan(h, cmd, env, prepared);
+  return { step: { def, row: h.row, plan }, h, env, result: plan.result };
 }
 
-const toRow = (r: Record<string, unknown>) => r as unknown as DecisionRow;
-
 export class OperatorDecisions {
-  readonly def: EntityDef<Hydrated<DecisionRow>, DecisionCommand>;
+  readonly approvals: Approvals<DecisionOutcome>;
 
-  constructor(private d: { sql: Sql; actor: EntityActor }) {
-    this.def = {
+  constructor(private d: OperatorDecisionsDeps) {
+    this.approvals = new Approvals<DecisionOutcome>(d, {
       kind: 'operator_decision',
-      table: 'operator_decisions',
-      notFound: 'operator_decision.not_found',
-      busy: 'operator_decision.concurrent_modification',
-      hydrate: hydrateRow('operator_decisions', toRow),
-      plan: (h, cmd, env) => planDecisionStep(h, cmd, env),
-    };
+      codes: { notFound: 'operator_decision.not_found', resolutionConflict: 'operator_decision.resolution_conflict', approverConflict: 'operator_decision.self_approval_conflict' },
+      approverConflictMessage: 'Four-eyes rule: the operator who asked for this decision cannot approve it; another operator must.',
+      view: (r) => decisionView(r),
+      prepareCreation: (ap, _approver, at, decision) => this.execution(ap, decision.context as DecisionContext, decision.note, at),
+      decisionWrites: (ap, to, decision, env) => {
+        const c = decision.context as DecisionContext;
+        const q = ap.request as unknown as DecisionRequest;
+        return [auditWrite(env, {
+          actor: c.by, action: `operator_decision.${to === 'approved' ? 'approve' : 'reject'}`, tenantId: ap.tenant_id, livemode: ap.livemode, targetKind: 'operator_decision', targetId: ap.id,
+          reason: decision.note, before: { status: ap.status, action: q.action, target_id: q.target_id }, after: { status: to, action: q.action, target_id: q.target_id }, requestId: c.requestId,
+        })];
+      },
+    });
+  }
+
+  /**
+   * The asked operation as steps of the approval's transaction, with its audit row (actor: the
+   * second operator; reason: the asker's, and who asked and who approved). Reads and refusals
+   * happen here, outside the transaction; what they read is fenced.
+   */
+  private async execution(ap: ApprovalRow, c: DecisionContext, _note: string | undefined, _at: Date): Promise<SubjectCreation<DecisionOutcome>> {
+    const q = ap.request as unknown as DecisionRequest;
+    const scope = { tenantId: ap.tenant_id, livemode: ap.livemode };
+    const reason = [q.reason, `four-eyes: asked by ${c.askedBy ?? ap.requested_by}, approved by ${c.by.email}`].filter(Boolean).join(' · ');
+    const audit = (env: StepEnv, after: Record<string, unknown>, before = q.snapshot ?? null): Write =>
+      auditWrite(env, { actor: c.by, action: q.action, tenantId: ap.tenant_id, livemode: ap.livemode, targetKind: q.target_kind, targetId: q.target_id, reason, before, after, requestId: c.requestId });
+
+    if (q.action === 'payout_approval.approve') {
+      // The payout approval's own approve step (which creates the payout), as the second operator.
+      const cmd: Decision = { kind: 'approve', approver: `operator:${c.by.email}`, tenantId: ap.tenant_id };
+      const x = await carried(this.d.sql, this.d.targets.payoutApproval, scope, q.target_id, cmd);
+      const { row } = x.result as { row: { id: string; status: string; amount_minor: number; currency: string; clabe_masked: string } };
+      const inner = x.h.row;
+      const outcome = { object: 'payout', id: row.id, status: row.status, amount_minor: Number(row.amount_minor), currency: row.currency, clabe_masked: row.clabe_masked };
+      return {
+        id: q.target_id, step: x.step, result: outcome,
+        writes: [audit(x.env, { status: 'approved', payout_id: row.id, payout_status: row.status }, { status: inner.status, amount_minor: inner.amount_minor, currency: inner.currency, requested_by: inner.requested_by })],
+      };
+    }
+    if (q.action === 'onboarding_application.approve') {
+      const cmd: OnboardingCommand = { kind: 'operator', action: 'approve', reason: typeof q.body?.reason === 'string' ? q.body.reason : undefined };
+      const x = await carried(this.d.sql, this.d.targets.application, scope, q.target_id, cmd);
+      const app = x.result as ApplicationRow;
+      return {
+        id: q.target_id, step: x.step, result: { object: 'onboarding_application', id: app.id, status: app.status, status_reason: app.status_reason },
+        writes: [audit(x.env, { status: app.status, status_reason: app.status_reason }, { status: x.h.row.status, status_reason: x.h.row.status_reason, resolved_by: x.h.row.resolved_by })],
+      };
+    }
+    if (q.action === 'tenant.release') {
+      // A tenant is no entity: the release is an update guarded on the suspension as read here
+      // (suspended_at is kept to the millisecond, so the Date read compares exactly): a release or a
+      // new suspension in between fails it inside Postgres; the step is retried from fresh state and
+      // then refused.
+      const [t] = await this.d.sql`select id, suspended_at, suspended_reason from tenants where id = ${q.target_id}`;
+      if (!t) throw new ApiError('tenant.not_found', `No tenant ${q.target_id}.`);
+      if (!t.suspended_at) throw new ApiError('tenant.status_conflict', 'The tenant is not suspended (someone released it already): reject this decision.');
+      const env: StepEnv = { at: _at, now: _at, newId: randomUUID };
+      return {
+        id: q.target_id, result: { object: 'tenant', id: q.target_id, suspended: false },
+        writes: [
+          { op: 'update', table: 'tenants', id: q.target_id, set: { suspended_at: null, suspended_reason: null }, where: { suspended_at: t.suspended_at }, expect: 1 },
+          audit(env, { suspended: false }, { suspended: true, reason: t.suspended_reason ?? null }),
+        ],
+      };
+    }
+    throw new Error(`operator decision ${ap.id}: unknown action ${String(q.action)}`);
   }
 
   /** Asks for a second operator's decision; the open request for the same operation and target is answered as is. */
-  async request(by: AuditActor & { id: string }, q: { tenantId: string; livemode: boolean; action: string; targetKind: string; targetId: string; reason?: string; command: DecisionCommandSpec; snapshot?: Record<string, unknown> | null }, requestId?: string): Promise<DecisionView> {
-    const open = await this.d.sql`select id from operator_decisions where action = ${q.action} and target_id = ${q.targetId} and status = 'pending'`;
-    if (open.length) return this.get(open[0].id as string);
-    const at = new Date();
-    const row: DecisionRow = {
-      id: randomUUID(), tenant_id: q.tenantId, livemode: q.livemode, status: 'pending', version: 0, action: q.action, target_kind: q.targetKind, target_id: q.targetId,
-      reason: q.reason ?? null, command: q.command, snapshot: q.snapshot ?? null, outcome: null, requested_by: by.id, decided_by: null, decision_note: null,
-      created_at: at, decided_at: null, updated_at: at,
-    };
-    const env: StepEnv = { at, now: at, newId: randomUUID };
+  async request(by: OperatorActor, q: { tenantId: string; livemode: boolean; action: DecisionAction; targetKind: string; targetId: string; reason?: string; snapshot?: Record<string, unknown> | null; params?: Record<string, string>; body?: Record<string, unknown>; amountMinor?: number; currency?: string }, requestId?: string): Promise<DecisionView> {
+    const open = await this.openId(q.action, q.targetId);
+    if (open) return this.get(open);
+    const request: DecisionRequest = { action: q.action, target_kind: q.targetKind, target_id: q.targetId, ...(q.reason ? { reason: q.reason } : {}), snapshot: q.snapshot ?? null, params: q.params, body: q.body };
     try {
-      await this.d.actor.create(this.def, { tenantId: q.tenantId, livemode: q.livemode }, {
-        create: { ...row },
-        history: { event: 'request', data: { by: `${by.kind}:${by.id}` } },
-        writes: [auditWrite(env, { actor: by, action: `${q.action}.requested`, tenantId: q.tenantId, livemode: q.livemode, targetKind: q.targetKind, targetId: q.targetId, reason: q.reason, before: q.snapshot ?? undefined, after: { decision_id: row.id, status: 'pending' }, requestId })],
-        result: row,
-      }, { at });
+      const created = await this.approvals.request({ tenantId: q.tenantId, livemode: q.livemode, keyId: by.id }, {
+        amountMinor: q.amountMinor ?? null, currency: q.amountMinor === undefined ? null : q.currency ?? 'MXN', request: request as unknown as Record<string, unknown>,
+        writes: (row, env) => [auditWrite(env, { actor: by, action: `${q.action}.requested`, tenantId: q.tenantId, livemode: q.livemode, targetKind: q.targetKind, targetId: q.targetId, reason: q.reason, before: q.snapshot ?? undefined, after: { decision_id: row.id, status: 'pending' }, requestId })],
+      });
+      return this.get(created.id as string);
     } catch (e) {
-      // Two operators asked at once: the unique open request is the other one's.
+      // Two operators asked at once: the unique open request (0153) is the other one's.
       if ((e as { code?: string }).code === '23505') {
-        const [again] = await this.d.sql`select id from operator_decisions where action = ${q.action} and target_id = ${q.targetId} and status = 'pending'`;
-        if (again) return this.get(again.id as string);
+        const again = await this.openId(q.action, q.targetId);
+        if (again) return this.get(again);
       }
       throw e;
     }
-    return this.get(row.id);
   }
 
-  async get(id: string): Promise<DecisionView> {
-    const [r] = /^[0-9a-f-]{36}$/i.test(id)
-      ? await this.d.sql`
-          select d.*, rq.email as requested_by_email, dc.email as decided_by_email, t.name as tenant_name
-            from operator_decisions d join portal_members rq on rq.id = d.requested_by left join portal_members dc on dc.id = d.decided_by join tenants t on t.id = d.tenant_id
-           where d.id = ${id}`
-      : [];
+  private async openId(action: string, targetId: string): Promise<string | undefined> {
+    const [r] = await this.d.sql`
+      select id from approvals where subject_kind = 'operator_decision' and status = 'pending' and request->>'action' = ${action} and request->>'target_id' = ${targetId}`;
+    return r?.id as string | undefined;
+  }
+
+  private rows(where: ReturnType<Sql>, limit: number) {
+    return this.d.sql`
+      select a.*, rq.email as requested_by_email, ap.email as approver_email, t.name as tenant_name
+        from approvals a join tenants t on t.id = a.tenant_id
+        left join portal_members rq on rq.id::text = a.requested_by left join portal_members ap on ap.id::text = a.approver
+       where a.subject_kind = 'operator_decision' ${where}
+       order by a.created_at desc, a.id desc limit ${limit}`;
+  }
+
+  async get(id: string, outcome?: DecisionOutcome): Promise<DecisionView> {
+    const [r] = UUID.test(id) ? await this.rows(this.d.sql`and a.id = ${id}`, 1) : [];
     if (!r) throw new ApiError('operator_decision.not_found');
-    return decisionView(r as never);
+    return decisionView(r as unknown as ViewRow, outcome);
   }
 
   async list(q: { status?: string; limit?: number }) {
     const limit = Math.min(Math.max(q.limit ?? 100, 1), 500);
-    const rows = await this.d.sql`
-      select d.*, rq.email as requested_by_email, dc.email as decided_by_email, t.name as tenant_name
-        from operator_decisions d join portal_members rq on rq.id = d.requested_by left join portal_members dc on dc.id = d.decided_by join tenants t on t.id = d.tenant_id
-       where true ${q.status ? this.d.sql`and d.status = ${q.status}` : this.d.sql``}
-       order by d.created_at desc, d.id desc limit ${limit}`;
-    return { object: 'list' as const, data: rows.map((r) => decisionView(r as never)) };
+    const rows = await this.rows(q.status ? this.d.sql`and a.status = ${q.status}` : this.d.sql``, limit);
+    return { object: 'list' as const, data: rows.map((r) => decisionView(r as unknown as ViewRow)) };
   }
 
-  /** The second operator's decision: approve (the caller then runs the command) or reject. */
-  async decide(by: AuditActor & { id: string }, id: string, kind: 'approve' | 'reject', note?: string, requestId?: string): Promise<DecisionRow> {
-    const [t] = /^[0-9a-f-]{36}$/i.test(id) ? await this.d.sql`select tenant_id, livemode from operator_decisions where id = ${id}` : [];
-    if (!t) throw new ApiError('operator_decision.not_found');
-    return this.d.actor.run<Hydrated<DecisionRow>, DecisionCommand, void, DecisionRow>(this.def, { tenantId: t.tenant_id as string, livemode: t.livemode as boolean }, id, { kind, by, note, requestId }, { waitMs: 3000, worker: false });
+  /** The second operator approves: the operation is carried out in the approval's transaction; answers the decision with the operation's outcome. */
+  async approve(by: OperatorActor, id: string, note?: string, requestId?: string): Promise<DecisionView> {
+    const ap = await this.find(id);
+    const [asker] = await this.d.sql`select email from portal_members where id::text = ${ap.requested_by}`;
+    const context: DecisionContext = { by, requestId, askedBy: asker?.email as string | undefined };
+    const outcome = await this.approvals.approve(ap.tenant_id, id, by.id, { note, context });
+    if ((ap.request as unknown as DecisionRequest).action === 'tenant.release') {
+      const keys = await this.d.sql`select id from api_keys where tenant_id = ${ap.tenant_id} and revoked_at is null`;
+      await this.d.announceRelease(keys.map((k) => k.id as string));
+    }
+    return this.get(id, outcome);
   }
 
-  /** What running the approved command gave: its answer, or its refusal (failed). */
-  async recordOutcome(by: AuditActor, row: DecisionRow, outcome: Record<string, unknown>, ok: boolean, requestId?: string): Promise<DecisionView> {
-    await this.d.actor.run(this.def, { tenantId: row.tenant_id, livemode: row.livemode }, row.id, ok ? { kind: 'executed', by, outcome, requestId } : { kind: 'execution_failed', by, outcome, requestId }, { waitMs: 3000, worker: false });
-    return this.get(row.id);
+  /** The second operator (or the one who asked, withdrawing it) rejects: nothing runs. */
+  async reject(by: OperatorActor, id: string, note?: string, requestId?: string): Promise<DecisionView> {
+    const ap = await this.find(id);
+    await this.approvals.reject(ap.tenant_id, id, by.id, { note, context: { by, requestId } satisfies DecisionContext });
+    return this.get(id);
+  }
+
+  private async find(id: string): Promise<ApprovalRow> {
+    const [r] = UUID.test(id) ? await this.d.sql`select * from approvals where id = ${id} and subject_kind = 'operator_decision'` : [];
+    if (!r) throw new ApiError('operator_decision.not_found');
+    return r as unknown as ApprovalRow;
   }
 }
+

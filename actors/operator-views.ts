@@ -142,7 +142,9 @@ export async function suspendTenant(d: { sql: Sql; announce(keyIds: string[], su
     // Its members are the operators: suspending it would refuse every operator's portal session.
     if (t.platform) throw new ApiError('tenant.status_conflict', "The platform's own tenant (the operators') cannot be suspended.");
     if (t.suspended_at) throw new ApiError('tenant.status_conflict', 'The tenant is already suspended.');
-    await tx`update tenants set suspended_at = now(), suspended_reason = ${reason ?? null} where id = ${tenantId}`;
+    // To the millisecond: a JS Date holds the value exactly, so a four-eyes release can be guarded on
+    // the suspension it was asked for (actors/operator-decisions.ts).
+    await tx`update tenants set suspended_at = date_trunc('milliseconds', now()), suspended_reason = ${reason ?? null} where id = ${tenantId}`;
     await appendAudit(tx, { actor: by, action: 'tenant.suspend', tenantId, targetKind: 'tenant', targetId: tenantId, reason, before: { suspended: false }, after: { suspended: true, reason: reason ?? null }, requestId });
     return tx`select id from api_keys where tenant_id = ${tenantId} and revoked_at is null`;
   });

@@ -275,7 +275,7 @@ export class Payouts {
         const railKey = await this.railKeyFor(scope.tenantId, scope.livemode, req.connector_key);
         const clabe = openClabe(ap);
         const row = this.newRow(scope, { clabe, beneficiary_name: req.beneficiary_name, beneficiary_rfc: req.beneficiary_rfc, concepto: req.concepto }, {
-          amountMinor: ap.amount_minor, reference: req.reference ?? undefined, connectorKey: req.connector_key, railKey, requestedBy: ap.requested_by, approvalId: ap.id, at,
+          amountMinor: ap.amount_minor!, reference: req.reference ?? undefined, connectorKey: req.connector_key, railKey, requestedBy: ap.requested_by, approvalId: ap.id, at,
         });
         const plan = {
           create: { ...row },

@@ -208,8 +208,8 @@ export class Refunds {
       view: approvalView,
       prepareCreation: async (ap, _approver, at) => {
         const req = ap.request as { attempt_id: string; reason?: string | null };
-        const att = await this.checkRefundable(req.attempt_id, ap.amount_minor);
-        const { row, plan } = this.creation({ tenantId: ap.tenant_id, livemode: ap.livemode }, att, ap.amount_minor, req.reason ?? null, ap.requested_by, ap.id, at);
+        const att = await this.checkRefundable(req.attempt_id, ap.amount_minor!);
+        const { row, plan } = this.creation({ tenantId: ap.tenant_id, livemode: ap.livemode }, att, ap.amount_minor!, req.reason ?? null, ap.requested_by, ap.id, at);
         return { id: row.id, step: { def: this.def, row, plan }, result: row };
       },
     });

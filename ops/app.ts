@@ -168,7 +168,11 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     terminals,
     jobHistory,
     operators: new Operators({ sql, requestReset: (email, url) => portal.requestReset(email, url), publicBaseUrl: config.publicBaseUrl }),
-    operatorDecisions: new OperatorDecisions({ sql, actor }),
+    operatorDecisions: new OperatorDecisions({
+      sql, actor,
+      targets: { application: cx.onboarding.def as never, payoutApproval: cx.payouts.approvals.def as never },
+      announceRelease: (ids) => keys.announceSuspension(ids, false),
+    }),
     testClock: new TestClock({ sql, log, webhooks, sweepTimers: (tenantId, suffix) => runtime.sweep({ tenantId, suffix }) }),
     secrets,
     onboarding: cx.onboarding,

@@ -35,3 +35,47 @@ t.test('concurrent migrators apply each file once; edits are refused', async (t)
     await admin.end();
   }
 });
+
+t.test("0153: the console's four-eyes decisions move into approvals with their ids; operator_decisions is dropped", async (t) => {
+  const { copyFileSync, readdirSync } = await import('node:fs');
+  const { migrationsDir } = await import('../ops/paths.js');
+  const base = new URL(testConfig().databaseUrl);
+  base.pathname = `/orq_mig153_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
+  const url = base.toString();
+  await ensureDatabase(url);
+  const dir = mkdtempSync(join(tmpdir(), 'orq-mig153-'));
+  const files = readdirSync(migrationsDir).filter((f) => /^\d{4}_.*\.sql$/.test(f)).sort();
+  for (const f of files.filter((f) => Number(f.slice(0, 4)) <= 152)) copyFileSync(join(migrationsDir, f), join(dir, f));
+  const sql = createSql(url, 2);
+  try {
+    await migrate(sql, dir);
+    const [ten, op1, op2, app] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const [pending, approved, failed] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    await sql`insert into tenants (id, name) values (${ten}, 'Migrada SA')`;
+    await sql`insert into portal_members (id, tenant_id, email, role) values (${op1}, ${ten}, 'ana@x.mx', 'admin'), (${op2}, ${ten}, 'beto@x.mx', 'admin')`;
+    const cmd = (route: string) => sql.json({ route, params: { tenantId: ten }, body: { reason: 'r' } });
+    await sql`
+      insert into operator_decisions (id, tenant_id, livemode, status, action, target_kind, target_id, reason, command, snapshot, outcome, requested_by, decided_by, decision_note, decided_at)
+      values (${pending}, ${ten}, true, 'pending', 'tenant.release', 'tenant', ${ten}, 'aclarado', ${cmd('POST /admin/tenants/{tenantId}/release')}, ${sql.json({ suspended: true })}, null, ${op1}, null, null, null),
+             (${approved}, ${ten}, false, 'approved', 'payout_approval.approve', 'payout_approval', ${app}, null, ${cmd('POST x')}, ${sql.json({ amount_minor: 500000, currency: 'MXN', status: 'pending' })}, ${sql.json({ status: 200 })}, ${op1}, ${op2}, 'visto', now()),
+             (${failed}, ${ten}, false, 'failed', 'onboarding_application.approve', 'onboarding_application', ${app}, null, ${cmd('POST y')}, null, ${sql.json({ status: 409, code: 'onboarding_application.transition_conflict' })}, ${op1}, ${op2}, null, now())`;
+    await sql`insert into entity_history (entity_kind, entity_id, tenant_id, livemode, event, to_status) values ('operator_decision', ${approved}, ${ten}, false, 'approve', 'approved')`;
+    copyFileSync(join(migrationsDir, '0153_operator_approvals.sql'), join(dir, '0153_operator_approvals.sql'));
+    t.same(await migrate(sql, dir), ['0153_operator_approvals.sql']);
+    const rows = await sql`select id, subject_kind, status, amount_minor, currency, request, requested_by, approver, subject_id, resolution_note from approvals order by created_at, id`;
+    const by = new Map(rows.map((r) => [r.id as string, r]));
+    t.match(by.get(pending), { subject_kind: 'operator_decision', status: 'pending', amount_minor: null, requested_by: op1, approver: null, subject_id: null, request: { action: 'tenant.release', target_id: ten, reason: 'aclarado', snapshot: { suspended: true }, body: { reason: 'r' } } });
+    t.match(by.get(approved), { status: 'approved', currency: 'MXN', approver: op2, subject_id: app, resolution_note: 'visto', request: { action: 'payout_approval.approve', outcome: { status: 200 } } });
+    t.equal(Number(by.get(approved)!.amount_minor), 500000);
+    t.match(by.get(failed), { status: 'rejected', subject_id: null, resolution_note: 'refused when run: onboarding_application.transition_conflict' });
+    t.equal((await sql`select to_regclass('operator_decisions') as t`)[0]!.t, null, 'the table is gone');
+    t.same((await sql`select entity_kind from entity_history where entity_id = ${approved}`).map((r) => r.entity_kind), ['approval']);
+    await t.rejects(sql`insert into approvals (id, tenant_id, livemode, subject_kind, status, request, requested_by) values (${crypto.randomUUID()}, ${ten}, false, 'refund', 'pending', '{}', 'k')`, /approvals_amount_present/, 'a refund still needs its amount');
+    await t.rejects(sql`insert into approvals (id, tenant_id, livemode, subject_kind, status, request, requested_by) values (${crypto.randomUUID()}, ${ten}, true, 'operator_decision', 'pending', ${sql.json({ action: 'tenant.release', target_id: ten })}, 'x')`, /approvals_operator_open/, 'one open decision per action and target');
+  } finally {
+    await sql.end();
+    const admin = createSql(url.replace(/\/[^/]+$/, '/postgres'), 1);
+    await admin.unsafe(`drop database if exists "${base.pathname.slice(1)}"`);
+    await admin.end();
+  }
+});

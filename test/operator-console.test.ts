@@ -107,19 +107,29 @@ t.test('four-eyes: an above-threshold payout needs a second operator; self-appro
   t.equal(self.body.error.code, 'operator_decision.self_approval_conflict', 'the one who asked cannot approve');
   const ok = await beto.p.call('POST', `${OP}/decisions/${asked.body.id}/approve`, { note: 'visto' });
   t.equal(ok.status, 200, ok.text);
-  t.match(ok.body, { status: 'approved', decided_by: { email: beto.email }, outcome: { status: 200, body: { status: 'processing' } } });
+  t.match(ok.body, { status: 'approved', decided_by: { email: beto.email }, decision_note: 'visto', outcome: { object: 'payout', status: 'processing', amount_minor: 500_000, clabe_masked: '072***********1499' } });
+  t.notMatch(JSON.stringify(ok.body), /072691004495711499/, 'the answer shows the CLABE only masked');
   const [done] = await a.app.deps.sql`select status, approver, payout_id from payout_approvals where id = ${approvalId}`;
   t.equal(done!.status, 'approved');
   t.equal(done!.approver, `operator:${beto.email}`);
   t.ok(done!.payout_id, 'the payout was created');
   t.equal((await beto.p.call('POST', `${OP}/decisions/${asked.body.id}/approve`, {})).body.error.code, 'operator_decision.resolution_conflict');
+  // The decision is an approval (the approvals entity), its steps in entity_history, and the payout
+  // approval's step and the payout's creation committed with it.
+  const [ap] = await a.app.deps.sql`select subject_kind, status, requested_by, approver, subject_id, amount_minor, resolution_note from approvals where id = ${asked.body.id}`;
+  t.match(ap, { subject_kind: 'operator_decision', status: 'approved', requested_by: ana.id, approver: beto.id, subject_id: approvalId, resolution_note: 'visto' });
+  t.equal(Number(ap!.amount_minor), 500_000);
+  const hist = await a.app.deps.sql`select event, from_status, to_status from entity_history where entity_id = ${asked.body.id} and entity_kind = 'approval' order by id`;
+  t.same(hist.map((h) => `${h.event}:${h.from_status ?? ''}>${h.to_status}`), ['requested:>pending', 'approved:pending>approved']);
+  const [payout] = await a.app.deps.sql`select approval_id from payouts where id = ${done!.payout_id}`;
+  t.equal(payout!.approval_id, approvalId);
 
   const audit = await a.admin('GET', `/admin/audit_log?tenant_id=${ten.id}`);
   const rows = [...audit.body.data].reverse();
   const requested = rows.find((r: any) => r.action === 'payout_approval.approve.requested');
   t.match(requested, { actor: { kind: 'operator', id: ana.id, name: ana.email }, reason: 'proveedor verificado por teléfono', before: { status: 'pending' }, after: { status: 'pending' } });
   t.match(rows.find((r: any) => r.action === 'operator_decision.approve'), { actor: { id: beto.id }, reason: 'visto', before: { status: 'pending' }, after: { status: 'approved' } });
-  t.match(rows.find((r: any) => r.action === 'payout_approval.approve'), { actor: { id: beto.id }, reason: new RegExp(`four-eyes: asked by ${ana.email.replace(/[+.]/g, '\\$&')}, approved by`), before: { status: 'pending' }, after: { status: 'processing' } });
+  t.match(rows.find((r: any) => r.action === 'payout_approval.approve'), { actor: { id: beto.id }, reason: new RegExp(`four-eyes: asked by ${ana.email.replace(/[+.]/g, '\\$&')}, approved by`), before: { status: 'pending' }, after: { status: 'approved', payout_status: 'processing' } });
 });
 
 t.test("a suspended tenant's members are refused in the portal too: sessions end, a sign-in says why", async (t) => {
@@ -177,6 +187,26 @@ t.test('suspending a tenant stops its keys at once; releasing it needs a second 
   t.same(actions, ['tenant.suspend', 'tenant.release.requested', 'tenant.release.requested', 'tenant.release']);
 });
 
+t.test('an operator decision whose operation is refused when approved stays pending: nothing is written', async (t) => {
+  const ten = await a.newTenant('Liberada Antes SA');
+  const boss = await operator('admin', 'fer');
+  const other = await operator('reviewer', 'gus');
+  t.equal((await boss.p.call('POST', `${OP}/tenants/${ten.id}/suspend`, { reason: 'revisión' })).status, 200);
+  const ask = await boss.p.call('POST', `${OP}/tenants/${ten.id}/release`, { reason: 'aclarado' });
+  t.equal(ask.status, 202, ask.text);
+  // Meanwhile the admin key releases it (one step: a shared key names nobody).
+  t.equal((await a.admin('POST', `/admin/tenants/${ten.id}/release`, {})).status, 200);
+  const late = await other.p.call('POST', `${OP}/decisions/${ask.body.id}/approve`, {});
+  t.equal(late.status, 409, late.text);
+  t.equal(late.body.error.code, 'tenant.status_conflict', 'the release is refused: the tenant is not suspended');
+  const [ap] = await a.app.deps.sql`select status, version from approvals where id = ${ask.body.id}`;
+  t.match(ap, { status: 'pending', version: 0 }, 'the decision was not approved');
+  t.equal((await a.admin('GET', `/admin/audit_log?target_id=${ask.body.id}&action=operator_decision.approve`)).body.data.length, 0, 'no audit row of an approval that did not happen');
+  // Withdrawn by the one who asked (rejecting runs nothing).
+  const gone = await boss.p.call('POST', `${OP}/decisions/${ask.body.id}/reject`, { note: 'ya no hace falta' });
+  t.match(gone.body, { status: 'rejected', decided_by: { id: boss.id }, decision_note: 'ya no hace falta' });
+});
+
 t.test('an application the verifier flagged needs a second operator; a clean one does not', async (t) => {
   const ten = await a.newTenant('Plataforma SA');
   const DOCS = ['ine', 'comprobante_domicilio', 'constancia_fiscal', 'caratula_estado_cuenta'].map((document_type, i) => ({ document_type, reference: `ref-${i}`, reference_hash: `${i}`.repeat(64) }));
@@ -200,7 +230,7 @@ t.test('an application the verifier flagged needs a second operator; a clean one
   const ask = await ana.p.call('POST', `${OP}/tenants/${ten.id}/onboarding/applications/${flagged}/approve`, { reason: 'CLABE confirmada con el banco' });
   t.equal(ask.status, 202);
   const ok = await beto.p.call('POST', `${OP}/decisions/${ask.body.id}/approve`, {});
-  t.match(ok.body, { status: 'approved', outcome: { status: 200, body: { status: 'approved' } } });
+  t.match(ok.body, { status: 'approved', outcome: { object: 'onboarding_application', status: 'approved', status_reason: 'CLABE confirmada con el banco' } });
   const row = (await a.admin('GET', `/admin/audit_log?target_id=${flagged}&action=onboarding_application.approve`)).body.data[0];
   t.match(row, { actor: { kind: 'operator', id: beto.id }, before: { status: 'needs_info' }, after: { status: 'approved' } });
   t.match(row.reason, /CLABE confirmada con el banco · four-eyes: asked by/);

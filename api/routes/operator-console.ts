@@ -9,14 +9,16 @@
 //    and handlers, the operator's role checked, and the change audited with the operator's name. No
 //    business rule is written twice.
 // 3. Four-eyes in the console: approving an above-threshold payout, releasing a suspended tenant and
-//    approving an application the verifier flagged only ask; another operator decides
-//    (actors/operator-decisions.ts) and the same route then runs.
+//    approving an application the verifier flagged only ask: an approval of kind operator_decision
+//    (actors/operator-decisions.ts on the approvals entity); another operator decides, and approving
+//    carries the operation out in the approval's transaction.
 // 4. Every change through /admin, by the admin key or an operator, writes an audit row (who, what,
 //    why, before, after) unless its actor writes its own in its transaction (terminals, operators,
 //    suspensions, decisions).
 import { ADMIN_KEY_ACTOR, type AuditActor } from '../../actors/audit.js';
+import type { DecisionAction } from '../../actors/operator-decisions.js';
 import { OPERATOR_ROLES, type OperatorActor, type Permission } from '../../actors/operators.js';
-import { ApiError, isApiError } from '../../kernel/errors.js';
+import { ApiError } from '../../kernel/errors.js';
 import { defineRoute, type Reply, type RequestContext, type RouteDef } from '../route.js';
 
 export const CONSOLE_PREFIX = '/portal/api/operator';
@@ -190,7 +192,7 @@ export function auditedAdminRoutes(routes: readonly RouteDef[]): RouteDef[] {
 }
 
 /** The operation that needs a second operator in the console, or undefined. */
-async function fourEyes(r: RouteDef, ctx: RequestContext): Promise<{ action: string; targetKind: string; targetId: string; livemode: boolean; snapshot: Record<string, unknown> | null } | undefined> {
+async function fourEyes(r: RouteDef, ctx: RequestContext): Promise<{ action: DecisionAction; targetKind: string; targetId: string; livemode: boolean; snapshot: Record<string, unknown> | null; amountMinor?: number; currency?: string } | undefined> {
   const p = ctx.params;
   if (r.method !== 'POST') return undefined;
   if (r.path === '/admin/tenants/{tenantId}/release') {
@@ -202,7 +204,8 @@ async function fourEyes(r: RouteDef, ctx: RequestContext): Promise<{ action: str
     if (!s) throw new ApiError('payout_approval.not_found');
     if (s.status !== 'pending') return undefined; // the route answers its own resolution_conflict
     const livemode = await ctx.deps.audit.payoutApprovalLivemode(p.approvalId!);
-    return { action: 'payout_approval.approve', targetKind: 'payout_approval', targetId: p.approvalId!, livemode, snapshot: { ...s, amount_minor: Number(s.amount_minor) } };
+    const amountMinor = Number(s.amount_minor);
+    return { action: 'payout_approval.approve', targetKind: 'payout_approval', targetId: p.approvalId!, livemode, snapshot: { ...s, amount_minor: amountMinor }, amountMinor, currency: s.currency as string };
   }
   if (r.path === '/admin/tenants/{tenantId}/onboarding/applications/{id}/approve') {
     const a = await ctx.deps.operatorViews.applicationReview(p.tenantId!, p.id!);
@@ -217,7 +220,6 @@ const consolePath = (adminPath: string) => CONSOLE_PREFIX + adminPath.slice('/ad
 /** Every /admin route re-served for named operators (hidden from the API description). */
 export function operatorConsoleRoutes(routes: readonly RouteDef[]): RouteDef[] {
   const admin = routes.filter((r) => r.auth === 'admin' && r.path.startsWith('/admin/'));
-  const byTemplate = new Map(admin.map((r) => [`${r.method} ${r.path}`, r]));
   const reserved = admin.map((r): RouteDef => ({
     ...r,
     path: consolePath(r.path),
@@ -233,8 +235,7 @@ export function operatorConsoleRoutes(routes: readonly RouteDef[]): RouteDef[] {
       if (sensitive) {
         const body = ctx.body as { reason?: string } | undefined;
         const d = await ctx.deps.operatorDecisions.request(op, {
-          tenantId: ctx.params.tenantId!, livemode: sensitive.livemode, action: sensitive.action, targetKind: sensitive.targetKind, targetId: sensitive.targetId,
-          reason: body?.reason ?? headerReason(ctx), snapshot: sensitive.snapshot, command: { route: `${r.method} ${r.path}`, params: { ...ctx.params }, body: ctx.body ?? undefined },
+          ...sensitive, tenantId: ctx.params.tenantId!, reason: body?.reason ?? headerReason(ctx), params: { ...ctx.params }, body: (ctx.body as Record<string, unknown> | undefined) ?? undefined,
         }, ctx.requestId);
         return { status: 202, body: d };
       }
@@ -247,30 +248,15 @@ export function operatorConsoleRoutes(routes: readonly RouteDef[]): RouteDef[] {
       method: 'POST', path: `${CONSOLE_PREFIX}/decisions/{id}/${kind}`, auth: 'session', hidden: true, rateLimitExempt: true, tags: ['Operator console'],
       notFound: 'operator_decision.not_found',
       body: { type: 'object', additionalProperties: false, properties: { note: { type: 'string', minLength: 1, maxLength: 1000 } } },
-      summary: kind === 'approve' ? 'Second operator: approve (the asked operation runs now)' : 'Second operator: reject (nothing runs)',
+      summary: kind === 'approve' ? 'Second operator: approve (the asked operation is carried out in the same transaction)' : 'Reject (nothing runs); the operator who asked may withdraw it so',
       responses: ok('The decision'),
       errors: ['operator_decision.not_found', 'operator_decision.resolution_conflict', 'operator_decision.self_approval_conflict'],
       handler: async (ctx) => {
         const op = await ctx.deps.operators.require(ctx.principal, 'decide');
-        const row = await ctx.deps.operatorDecisions.decide(op, ctx.params.id!, kind, ctx.body?.note, ctx.requestId);
-        if (kind === 'reject') return { status: 200, body: await ctx.deps.operatorDecisions.get(row.id) };
-        // Approved: the asked route runs now, as the second operator, with the request as it was asked.
-        const target = byTemplate.get(row.command.route);
-        if (!target) throw new Error(`four-eyes decision ${row.id}: no route ${row.command.route}`);
-        const asked = (await ctx.deps.operatorDecisions.get(row.id)).requested_by.email ?? row.requested_by;
-        const sub: RequestContext = Object.create(ctx, {
-          params: { value: row.command.params },
-          body: { value: row.command.route.endsWith('/payout_approvals/{approvalId}/approve') ? { approver: `operator:${op.email}` } : (row.command.body ?? {}) },
-          path: { value: consolePath(row.command.route.split(' ')[1]!) },
-        });
-        operatorOfCtx.set(sub, op);
-        try {
-          const out = await audited(target, sub, `four-eyes: asked by ${asked}, approved by ${op.email}`);
-          return { status: 200, body: await ctx.deps.operatorDecisions.recordOutcome(op, row, { status: out.status, body: out.body as never }, true, ctx.requestId) };
-        } catch (e) {
-          if (!isApiError(e)) throw e;
-          return { status: 200, body: await ctx.deps.operatorDecisions.recordOutcome(op, row, { status: e.status, code: e.code, message: e.message }, false, ctx.requestId) };
-        }
+        const d = kind === 'approve'
+          ? await ctx.deps.operatorDecisions.approve(op, ctx.params.id!, ctx.body?.note, ctx.requestId)
+          : await ctx.deps.operatorDecisions.reject(op, ctx.params.id!, ctx.body?.note, ctx.requestId);
+        return { status: 200, body: d };
       },
     });
 
@@ -286,7 +272,7 @@ export function operatorConsoleRoutes(routes: readonly RouteDef[]): RouteDef[] {
     }),
     defineRoute<unknown, { status?: string; limit?: number }>({
       method: 'GET', path: `${CONSOLE_PREFIX}/decisions`, auth: 'session', hidden: true, rateLimitExempt: true, tags: ['Operator console'],
-      query: statusQ(['pending', 'approved', 'rejected', 'failed']),
+      query: statusQ(['pending', 'approved', 'rejected']),
       summary: 'Four-eyes decisions (newest first)', responses: ok('The decisions'),
       handler: async (ctx) => {
         await ctx.deps.operators.require(ctx.principal, 'read');

@@ -14,8 +14,7 @@ export const OPERATOR_ERRORS = {
   'operator.self_change_conflict': inv('An operator cannot disable themselves or give up their own admin role; another admin must.'),
   'operator_decision.not_found': inv('No four-eyes decision with this id.'),
   'operator_decision.resolution_conflict': inv('The decision was already approved or rejected.'),
-  'operator_decision.self_approval_conflict': inv('Four-eyes rule: the operator who asked for this decision cannot approve or reject it; another operator must.'),
-  'operator_decision.concurrent_modification': inv('Another operator decided at the same moment; read it again.'),
+  'operator_decision.self_approval_conflict': inv('Four-eyes rule: the operator who asked for this decision cannot approve it; another operator must (the one who asked may withdraw it by rejecting it).'),
   'tenant.status_conflict': inv("The tenant is already suspended (suspend), or is not suspended (release); the platform's own tenant (its members are the operators) is never suspended."),
   'risk_rule.not_found': inv('No risk rule with this id for this tenant.'),
 } as const satisfies Record<string, ErrorSpec>;

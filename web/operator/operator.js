@@ -254,7 +254,7 @@ function snapshotText(x) {
 async function decisions() {
   const r = await call('GET', `${API}/decisions?status=${state.decStatus || 'pending'}`);
   const sel = h('select', { id: 'dec-status', onchange: (e) => { state.decStatus = e.target.value; render(); } },
-    ['pending', 'approved', 'rejected', 'failed'].map((s) => h('option', { value: s, selected: s === (state.decStatus || 'pending') ? true : undefined, text: s })));
+    ['pending', 'approved', 'rejected'].map((s) => h('option', { value: s, selected: s === (state.decStatus || 'pending') ? true : undefined, text: s })));
   return [h('h1', { text: 'Decisiones de cuatro ojos' }), h('p', { class: 'sub', text: 'Quien pide no puede aprobar: otro operador decide.' }), h('label', { for: 'dec-status', text: 'Estado' }), sel,
     table('Decisiones', [
       ['Acción', (d) => ACTION_LABEL[d.action] || d.action], ['Objeto', (d) => h('code', { text: `${d.target.kind} ${short(d.target.id)}` })],
