@@ -5,25 +5,19 @@
 // cannot). Hostile merchant strings stay text. Each screen passes axe-core with no serious or
 // critical finding, answers with the strict CSP, and is photographed at 390 and 1280 px
 // (dist/screenshots/portal-*.png; with PORTAL_SCREENSHOTS=1 also docs/portal-*.png, which were looked at).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import t from 'tap';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { ensureChromium, launchChromium } from './helpers/browser.js';
-import { projectRoot } from '../ops/paths.js';
 import { freePort, startTestApp, until, type TestApp } from './helpers/app.js';
 import { PortalClient, lastNotification, signUpOwner, totpCode } from './helpers/portal.js';
+import { DESK, PHONE, portalPages } from './helpers/portal-page.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 // The file's own budget (the runner's per-file timeout is 120 s; a loaded machine needs more): told to tap's runner through the root test.
 t.setTimeout(600_000);
 const found = ensureChromium();
 const why = 'skip' in found ? found.skip : undefined;
-const SHOTS = join(projectRoot, 'dist', 'screenshots');
-const PHONE = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, isMobile: true, hasTouch: true };
-const DESK = { viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1 };
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 if (why) {
   t.comment(`SKIPPING BROWSER TESTS: ${why}`);
@@ -34,6 +28,7 @@ if (why) {
   let owner: Awaited<ReturnType<typeof signUpOwner>>;
   let totpSecret = '';
   let rx: Receiver;
+  let open: ReturnType<typeof portalPages>['open'], signIn: ReturnType<typeof portalPages>['signIn'], axe: ReturnType<typeof portalPages>['axe'], shot: ReturnType<typeof portalPages>['shot'];
   const idem = () => ({ 'idempotency-key': crypto.randomUUID() });
 
   t.before(async () => {
@@ -50,7 +45,7 @@ if (why) {
     rx = await startReceiver();
     owner = await signUpOwner(a, 'Tacos <b>El Güero</b> & "Hijos"');
     browser = await launchChromium((found as { path: string }).path);
-    mkdirSync(SHOTS, { recursive: true });
+    ({ open, signIn, axe, shot } = portalPages(a, browser));
   });
   t.teardown(async () => {
     await browser?.close();
@@ -64,64 +59,6 @@ if (why) {
     const done = await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key }), (r) => r.body.status === 'succeeded');
     return done.body;
   }
-
-  /** A page that fails the test on any console error, CSP violation or uncaught exception. */
-  async function open(t: { teardown(fn: () => unknown): void }, size: object = DESK): Promise<{ ctx: BrowserContext; page: Page; problems: string[]; answers: string[] }> {
-    const ctx = await browser.newContext({ ...size, locale: 'es-MX', timezoneId: 'America/Mexico_City', acceptDownloads: true });
-    const page = await ctx.newPage();
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      // A failed request is reported below with its URL (the console line has none).
-      if (m.type() === 'error' && !/^Failed to load resource/.test(m.text())) problems.push(m.text());
-    });
-    page.on('response', (r) => {
-      const u = new URL(r.url());
-      if (r.status() < 400 || !u.pathname.startsWith('/portal')) return;
-      // Known and shown by the screens: no session yet (401 before sign-in); no fiscal profile yet (fiscal_profile.not_configured until one is saved).
-      if (r.status() === 401 && u.pathname === '/portal/api/session') return;
-      if (r.status() < 500 && u.pathname === '/portal/api/v1/fiscal_profile' && r.request().method() === 'GET') return;
-      problems.push(`${r.status()} ${r.request().method()} ${u.pathname}${u.search}`);
-    });
-    page.on('pageerror', (e) => problems.push(String(e)));
-    /** What the member types into the next prompts. */
-    const answers: string[] = [];
-    page.on('dialog', (d) => {
-      if (d.type() === 'alert') problems.push(`an alert opened: ${d.message()}`);
-      void (d.type() === 'prompt' ? d.accept(answers.shift() ?? '') : d.accept());
-    });
-    t.teardown(() => ctx.close());
-    return { ctx, page, problems, answers };
-  }
-
-  async function signIn(page: Page, email: string, password: string, secret?: string) {
-    await page.goto(`${a.url}/portal`);
-    await page.getByTestId('email').fill(email);
-    await page.getByTestId('password').fill(password);
-    await page.getByRole('button', { name: 'Entrar' }).click();
-    if (secret) {
-      // Each code is accepted once per 30-second step: a sign-in right after another one is "30 s later".
-      await a.app.deps.sql`update portal_members set totp_last_step = null where lower(email) = ${email.toLowerCase()}`;
-      await page.getByTestId('totp-code').waitFor();
-      await page.getByTestId('totp-code').fill(totpCode(secret));
-      await page.getByRole('button', { name: 'Verificar' }).click();
-    }
-    await page.getByTestId('tenant-name').waitFor({ timeout: 15_000 });
-  }
-
-  async function axe(page: Page): Promise<string[]> {
-    await page.evaluate(AXE);
-    const r = await page.evaluate(async () => {
-      const g = globalThis as any;
-      const res = await g.axe.run(g.document, { resultTypes: ['violations'] });
-      return res.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).slice(0, 3).join(', ')})`);
-    });
-    return r as string[];
-  }
-
-  const shot = async (page: Page, name: string) => {
-    const png = await page.screenshot({ path: join(SHOTS, `portal-${name}.png`), fullPage: true });
-    if (process.env.PORTAL_SCREENSHOTS === '1') writeFileSync(join(projectRoot, 'docs', `portal-${name}.png`), png);
-  };
 
   t.test('the page: strict CSP, no inline script, no frames, built bundle served by the service', async (t) => {
     const r = await a.call('GET', '/portal');

@@ -10,7 +10,7 @@ import { api } from './api.js';
 import { go, store, useStore, type Session } from './state.js';
 import { L } from './ui.js';
 import { SignIn } from './screens/auth.js';
-import { SCREENS, NAV } from './screens/index.js';
+import { SCREENS, NAV, can, scopeOf } from './screens/index.js';
 
 function Header({ s }: { s: Session }) {
   const mode = useStore((c) => c.mode);
@@ -62,14 +62,13 @@ function Header({ s }: { s: Session }) {
 }
 
 function Nav({ route, scopes }: { route: string; scopes: string[] }) {
-  const can = (need?: string) => !need || scopes.includes('*') || scopes.includes(need) || (need.endsWith(':read') && scopes.includes(need.replace(':read', ':write')));
   return (
     <nav class="side" aria-label={L('Secciones', 'Sections')}>
-      {NAV.map((g) => (
+      {NAV.map((g) => ({ ...g, items: g.items.filter((i) => can(scopes, i.scope)) })).filter((g) => g.items.length).map((g) => (
         <div class="group">
           <h3>{L(g.es, g.en)}</h3>
           <ul>
-            {g.items.filter((i) => can(i.scope)).map((i) => (
+            {g.items.map((i) => (
               <li>
                 <a href={`#${i.path}`} aria-current={route === i.path || route.startsWith(`${i.path}/`) || route.startsWith(`${i.path}?`) ? 'page' : undefined} data-testid={`nav-${i.path.slice(1).replace(/\//g, '-') || 'home'}`}>
                   {L(i.es, i.en)}
@@ -122,7 +121,14 @@ function App() {
               <button type="button" class="btn small" aria-label={L('Cerrar aviso', 'Close notice')} onClick={() => store.trigger.clearNotice()}>×</button>
             </div>
           ) : null}
-          <View id={m[1]} params={params} session={session} />
+          {can(session.member.scopes, scopeOf(path)) ? (
+            <View id={m[1]} params={params} session={session} />
+          ) : (
+            <>
+              <h1>{L('Sin acceso', 'No access')}</h1>
+              <p data-testid="no-access">{L('Tu rol no da acceso a esta sección; pide a quien administra el equipo que te dé el permiso.', 'Your role gives no access to this section; ask a team admin for the permission.')}</p>
+            </>
+          )}
         </main>
       </div>
     </div>

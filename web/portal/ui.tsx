@@ -58,10 +58,11 @@ export function Table<T>({ rows, cols, onRow, testid, caption }: { rows: T[]; co
       </thead>
       <tbody>
         {rows.map((r) => (
-          <tr class={onRow ? 'clickable' : undefined}>
+          // The whole row opens for a pointer; its first cell's button is the keyboard's way (a click on it bubbles here).
+          <tr class={onRow ? 'clickable' : undefined} onClick={onRow ? () => onRow(r) : undefined}>
             {cols.map((c, i) => (
               <td data-label={c.label} class={c.cls}>
-                {i === 0 && onRow ? <button type="button" class="linkish" onClick={() => onRow(r)}>{c.get(r)}</button> : c.get(r)}
+                {i === 0 && onRow ? <button type="button" class="linkish">{c.get(r)}</button> : c.get(r)}
               </td>
             ))}
           </tr>

@@ -129,19 +129,29 @@ export function Reconciliation(_p: ViewProps) {
   const list = useLoad(() => api<{ data: any[] }>('GET', '/v1/bank_statements?limit=50'));
   const [file, setFile] = useState<File | null>(null);
   const [preset, setPreset] = useState('bbva');
+  // POST /v1/bank_statements needs the account's name and the statement's period besides the file.
+  const [bank, setBank] = useState('');
+  const [start, setStart] = useState(firstOfMonth());
+  const [end, setEnd] = useState(day(new Date().toISOString()));
   return (
     <>
       <h1>{L('Estados de cuenta bancarios', 'Bank statements')}</h1>
       <Card title={L('Subir estado de cuenta', 'Upload a statement')}>
         <Form testid="statement-upload" submit={L('Subir y conciliar', 'Upload and reconcile')} onSubmit={async () => {
-          if (!file) throw new Error(L('Elige un archivo CSV.', 'Choose a CSV file.'));
-          const r = await api<any>('POST', `/v1/bank_statements?preset=${preset}`, undefined, { raw: await file.arrayBuffer(), contentType: 'text/csv' });
+          if (!file) throw new Error(L('Elige el archivo del banco.', 'Choose the bank\'s file.'));
+          const q = new URLSearchParams({ preset, bank, period_start: start, period_end: end });
+          const r = await api<any>('POST', `/v1/bank_statements?${q}`, undefined, { raw: await file.arrayBuffer(), contentType: 'text/csv' });
           list.reload();
           go(`/reconciliation/${r.id}`);
           return L('Estado de cuenta importado.', 'Statement imported.');
         }}>
-          <div class="field"><label for="st-file">{L('Archivo (CSV del banco)', 'File (bank CSV)')}</label><input id="st-file" type="file" accept=".csv,text/csv" data-testid="statement-file" onChange={(e) => setFile((e.target as HTMLInputElement).files?.[0] ?? null)} /></div>
-          <Field label={L('Banco', 'Bank')} name="preset" value={preset} onInput={setPreset} options={[['bbva', 'BBVA'], ['banorte', 'Banorte'], ['santander', 'Santander']]} />
+          <div class="field"><label for="st-file">{L('Archivo del banco (CSV o TXT)', 'Bank file (CSV or TXT)')}</label><input id="st-file" type="file" accept=".csv,.txt,text/csv,text/plain" data-testid="statement-file" onChange={(e) => setFile((e.target as HTMLInputElement).files?.[0] ?? null)} /></div>
+          <Field label={L('Formato del banco', 'Bank layout')} name="preset" value={preset} onInput={setPreset} options={[['bbva', 'BBVA'], ['banorte', 'Banorte'], ['santander', 'Santander']]} />
+          <Field label={L('Cuenta (nombre con que la verás en la balanza)', 'Account (its name in the trial balance)')} name="statement-bank" required placeholder="BBVA 0123" value={bank} onInput={setBank} testid="statement-bank" />
+          <div class="filters">
+            <div class="field"><label for="st-start">{L('Periodo: desde', 'Period: from')}</label><input id="st-start" type="date" required value={start} onChange={(e) => setStart((e.target as HTMLInputElement).value)} /></div>
+            <div class="field"><label for="st-end">{L('hasta (incluido)', 'to (included)')}</label><input id="st-end" type="date" required value={end} onChange={(e) => setEnd((e.target as HTMLInputElement).value)} /></div>
+          </div>
         </Form>
       </Card>
       <Loading state={list} />

@@ -41,6 +41,16 @@ export const SCREENS: Screen[] = [
 ];
 
 interface Item { path: string; es: string; en: string; scope?: string }
+
+/** Whether a member's scopes give a section (a :read scope is also given by its :write). */
+export const can = (scopes: string[], need?: string) =>
+  !need || scopes.includes('*') || scopes.includes(need) || (need.endsWith(':read') && scopes.includes(need.replace(':read', ':write')));
+
+/** The scope the section of a path needs (its menu item's), for the screens reached by URL too. */
+export function scopeOf(path: string): string | undefined {
+  for (const g of NAV) for (const i of g.items) if (i.path !== '/' && (path === i.path || path.startsWith(`${i.path}/`))) return i.scope;
+  return undefined;
+}
 export const NAV: Array<{ es: string; en: string; items: Item[] }> = [
   { es: 'Inicio', en: 'Home', items: [{ path: '/', es: 'Resumen', en: 'Overview' }] },
   {

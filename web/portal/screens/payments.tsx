@@ -323,7 +323,9 @@ export function Links(_p: ViewProps) {
   const [concept, setConcept] = useState('');
   const [made, setMade] = useState<any>(null);
   const mode = useStore((c) => c.mode);
-  const share = (l: any) => `https://wa.me/?text=${encodeURIComponent(`${l.description ?? concept}: ${l.url}`)}`;
+  // A link's url is the service's path (/pay/<slug>): shared and put in the QR as an absolute URL.
+  const abs = (l: any) => new URL(l.url, location.origin).href;
+  const share = (l: any) => `https://wa.me/?text=${encodeURIComponent(`${l.concepto}: ${abs(l)}`)}`;
   return (
     <>
       <h1>{L('Ligas de pago', 'Payment links')}</h1>
@@ -331,7 +333,7 @@ export function Links(_p: ViewProps) {
         <Form testid="link-form" submit={L('Crear liga', 'Create link')} onSubmit={async () => {
           const m = toMinor(amount);
           if (m === undefined) throw new Error(L('Monto no válido.', 'Invalid amount.'));
-          const l = await api<any>('POST', '/v1/payment_links', { amount_minor: m, currency: 'MXN', description: concept });
+          const l = await api<any>('POST', '/v1/payment_links', { amount_minor: m, currency: 'MXN', concepto: concept });
           setMade(l);
           links.reload();
           return L('Liga creada.', 'Link created.');
@@ -342,8 +344,8 @@ export function Links(_p: ViewProps) {
       </Card>
       {made ? (
         <Card title={L('Compártela', 'Share it')}>
-          <img class="qr" src={`/public/qr.svg?data=${encodeURIComponent(made.url)}`} width={180} height={180} alt={L('Código QR de la liga', 'QR code of the link')} />
-          <p><a href={made.url} target="_blank" rel="noopener noreferrer">{made.url}</a></p>
+          <img class="qr" data-testid="link-qr" src={`/public/qr.svg?data=${encodeURIComponent(abs(made))}`} width={180} height={180} alt={L('Código QR de la liga', 'QR code of the link')} />
+          <p><a href={abs(made)} target="_blank" rel="noopener noreferrer" data-testid="link-url">{abs(made)}</a></p>
           <p><a class="btn" href={share(made)} target="_blank" rel="noopener noreferrer" data-testid="whatsapp">{L('Compartir por WhatsApp', 'Share on WhatsApp')}</a></p>
           {mode === 'test' ? <p class="muted">{L('Liga de prueba: págala con las tarjetas simuladas.', 'Test link: pay it with the simulated cards.')}</p> : null}
         </Card>
@@ -351,9 +353,10 @@ export function Links(_p: ViewProps) {
       <Loading state={links} />
       {links.data?.data.length ? (
         <Table testid="links" rows={links.data.data} cols={[
-          { label: L('Concepto', 'Concept'), get: (l) => l.description ?? '—' },
+          { label: L('Concepto', 'Concept'), get: (l) => l.concepto },
           { label: L('Monto', 'Amount'), get: (l) => money(l.amount_minor, l.currency) },
-          { label: 'URL', get: (l) => <a href={l.url} target="_blank" rel="noopener noreferrer">{l.url}</a> },
+          { label: L('Estado', 'Status'), get: (l) => <Status s={l.paid_at && !l.reusable ? 'succeeded' : l.active ? 'active' : 'disabled'} /> },
+          { label: 'URL', get: (l) => <a href={abs(l)} target="_blank" rel="noopener noreferrer">{l.url}</a> },
           { label: '', get: (l) => <a class="btn small" href={share(l)} target="_blank" rel="noopener noreferrer">WhatsApp</a> },
         ]} />
       ) : links.data ? <Empty what={L('Sin ligas.', 'No links.')} /> : null}

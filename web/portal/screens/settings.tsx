@@ -245,13 +245,21 @@ export function Routing(_p: ViewProps) {
       <Loading state={c} />
       {c.data ? (
         <Table testid="connectors" rows={c.data.data ?? []} cols={[
-          { label: L('Conector', 'Connector'), get: (x) => x.connector ?? x.key },
+          { label: L('Conector', 'Connector'), get: (x) => <span data-testid="connector-key">{x.connector_key}{x.default ? L(' (predeterminado)', ' (default)') : ''}</span> },
           { label: L('Estado', 'Status'), get: (x) => <Status s={x.enabled === false ? 'disabled' : 'active'} /> },
-          { label: L('Prioridad', 'Priority'), get: (x) => String(x.priority ?? '—') },
-          { label: L('Comisión', 'Fee'), get: (x) => (x.fees ? JSON.stringify(x.fees) : '—') },
+          { label: L('Comisión por método', 'Fee by method'), get: (x) => Object.entries(x.fees ?? {}).map(([m, f]: [string, any]) => `${m} ${(f.bps / 100).toFixed(2)} % + ${money(f.fixed_minor)}`).join('; ') || '—' },
         ]} />
       ) : null}
-      {sav.data ? <Card title={L('Ahorro por ruteo', 'Routing savings')}><Dl items={[[L('Ahorro', 'Saved'), money(sav.data.saved_minor ?? sav.data.savings_minor)], [L('Pagos', 'Payments'), String(sav.data.count ?? sav.data.payments ?? '—')]]} /><Json value={sav.data} /></Card> : null}
+      {sav.data ? (
+        <Card title={L('Ahorro de los últimos 30 días', 'Savings of the last 30 days')}>
+          <Dl items={[
+            [L('Por ruteo', 'By routing'), money(sav.data.routing_saved_minor, sav.data.currency)],
+            [L('Por reintentos en otro conector', 'By retries on another connector'), money(sav.data.retry_recovered_minor, sav.data.currency)],
+            [L('Por cobranza (dunning)', 'By dunning'), money(sav.data.dunning_recovered_minor, sav.data.currency)],
+            ['Total', <strong>{money(sav.data.total_minor, sav.data.currency)}</strong>],
+          ]} />
+        </Card>
+      ) : null}
       {sc.data ? <Card title={L('Puntajes', 'Scores')}><Json value={sc.data} /></Card> : null}
     </>
   );
@@ -266,7 +274,7 @@ export function TestClock(_p: ViewProps) {
     <>
       <h1>{L('Reloj de prueba', 'Test clock')}</h1>
       <Loading state={clock} />
-      {clock.data ? <Dl items={[[L('Hora del reloj', 'Clock time'), when(clock.data.now ?? clock.data.frozen_time)], [L('Adelanto', 'Offset'), `${Math.round((clock.data.offset_ms ?? 0) / 1000)} s`]]} /> : null}
+      {clock.data ? <Dl items={[[L('Hora del reloj', 'Clock time'), <span data-testid="clock-now">{when(clock.data.now)}</span>], [L('Adelanto sobre la hora real', 'Ahead of real time'), `${Math.max(0, Math.round((Date.parse(clock.data.now) - Date.now()) / 60_000))} min`]]} /> : null}
       <Form testid="clock-form" submit={L('Adelantar', 'Advance')} onSubmit={async () => {
         await api('POST', '/v1/test/clock/advance', { seconds: Number(f.seconds) });
         clock.reload();
@@ -280,14 +288,36 @@ export function TestClock(_p: ViewProps) {
 
 export function Balance(_p: ViewProps) {
   const b = useLoad(() => api<any>('GET', '/v1/balance'));
-  const rows: Array<{ k: string; v: number }> = [];
-  for (const [k, v] of Object.entries(b.data ?? {})) if (typeof v === 'number' && /_minor$/.test(k)) rows.push({ k, v });
+  // What the connectors owe the merchant (GET /v1/balance): available once past each connector's
+  // settlement delay, pending before; one figure per currency, then per connector.
+  const total = (xs: Array<{ currency: string; amount_minor: number }> | undefined) => (xs?.length ? xs.map((x) => money(x.amount_minor, x.currency)).join(' · ') : money(0));
+  const by: any[] = b.data?.by_connector ?? [];
   return (
     <>
       <h1>{L('Saldo', 'Balance')}</h1>
       <Loading state={b} />
-      {rows.length ? <Bars title={L('Saldo por concepto', 'Balance by kind')} labels={rows.map((r) => r.k.replace(/_minor$/, ''))} series={[{ name: 'MXN', values: rows.map((r) => r.v), color: '#2b6cb0' }]} /> : null}
-      {b.data ? <Json value={b.data} /> : null}
+      {b.data ? (
+        <Card title={L(`Al ${when(b.data.as_of)}`, `As of ${when(b.data.as_of)}`)}>
+          <Dl items={[
+            [L('Disponible', 'Available'), <strong data-testid="balance-available">{total(b.data.available)}</strong>],
+            [L('Por liquidar', 'Pending'), <span data-testid="balance-pending">{total(b.data.pending)}</span>],
+          ]} />
+          {by.length ? (
+            <>
+              <Bars title={L('Por conector', 'By connector')} labels={by.map((x) => x.connector_key)} series={[
+                { name: L('Disponible', 'Available'), values: by.map((x) => x.available_minor), color: '#1f7a4d' },
+                { name: L('Por liquidar', 'Pending'), values: by.map((x) => x.pending_minor), color: '#b7791f' },
+              ]} />
+              <Table testid="balance-connectors" rows={by} cols={[
+                { label: L('Conector', 'Connector'), get: (x) => x.connector_key },
+                { label: L('Disponible', 'Available'), get: (x) => money(x.available_minor, x.currency), cls: 'num' },
+                { label: L('Por liquidar', 'Pending'), get: (x) => money(x.pending_minor, x.currency), cls: 'num' },
+                { label: L('Liquida a', 'Settles after'), get: (x) => (x.settlement_delay_days === 1 ? L('1 día', '1 day') : L(`${x.settlement_delay_days} días`, `${x.settlement_delay_days} days`)) },
+              ]} />
+            </>
+          ) : <p class="muted">{L('Aún no hay cobros por liquidar.', 'No charges to settle yet.')}</p>}
+        </Card>
+      ) : null}
     </>
   );
 }
