@@ -1,6 +1,7 @@
 // Crash safety with the real card adapters (issue 28): intents confirmed on Conekta (single-use
-// tokens, no idempotency of its own) and Openpay (order_id) whose fakes answer after the adapter's
-// deadline *after moving the money*, while worker processes are killed with SIGKILL mid-run.
+// tokens; its fake here ignores createOrder's Idempotency-Key, the worst case of Conekta no longer
+// keeping the key, so only the adapter's lookup stands between a resend and a second charge) and
+// Openpay (order_id) whose fakes answer after the adapter's deadline *after moving the money*, while worker processes are killed with SIGKILL mid-run.
 // Afterwards every intent is terminal, no token and no attempt was charged twice, every success was
 // charged exactly once, and no attempt was recorded as a decline because its own token was spent.
 import t from 'tap';
@@ -15,6 +16,7 @@ t.setTimeout(300_000);
 
 t.test('card fakes time out after moving money while workers are killed: 0 double charges', async (t) => {
   const conekta = await new FakeConekta().start();
+  conekta.honorsIdempotencyKey = false;
   const openpay = await new FakeOpenpay().start();
   conekta.slowMs = 1500;
   openpay.slowMs = 1500;

@@ -1,9 +1,10 @@
 // Conekta (México) card adapter, from its public API (../shared/formats/card-processors.md;
-// official OpenAPI conekta/openapi@82ce68e v2.3.0, official SDK conekta/conekta-node). A charge is an
-// order with one card charge (`POST /orders`); capture/refund/cancel act on the order. Conekta has no
-// idempotency header (none in its OpenAPI or SDKs): the adapter keeps our key → order id in the key
-// book, puts our key in the order's `metadata` and the charge's `reference_id`, and books the moment
-// it first sent the key. An order it never got an answer for is found by listing the orders created
+// official OpenAPI conekta/openapi@82ce68e v2.3.0 and its later createOrder `Idempotency-Key` header,
+// official SDK conekta/conekta-node). A charge is an order with one card charge (`POST /orders`, sent
+// with `Idempotency-Key: <our key>`); capture/refund/cancel act on the order. How long Conekta keeps
+// a key is not documented, so the adapter also keeps our key → order id in the key book, puts our
+// key in the order's `metadata` and the charge's `reference_id`, and books the moment it first sent
+// the key. An order it never got an answer for is found by listing the orders created
 // around that moment (`created_at.gte/lte`, documented filters) and matching metadata, after trying
 // `search` (a general search whose reach is not documented). The token is single-use: a
 // `tokenization.used` answer to a key sent before means our first send used it (outcome unknown),
@@ -152,7 +153,7 @@ export class ConektaAcquirer implements Acquirer {
   async charge(req: ChargeRequest): Promise<ProviderOutcome> {
     const headers = await this.auth(req.tenantId, req.livemode);
     if (!headers) return { kind: 'hard_decline', code: 'invalid_credentials', message: 'No Conekta credentials are stored for this tenant and mode.' };
-    // Conekta has no idempotency of its own: a key we already sent is looked up, never charged twice.
+    // A key we already sent is looked up first (how long Conekta keeps an Idempotency-Key is undocumented): never charged twice.
     const sentBefore = await this.o.book.get(this.key, sentKey(req.idempotencyKey));
     if (sentBefore || (await this.o.book.get(this.key, req.idempotencyKey))) {
       const known = await this.retrieve(req.idempotencyKey, req);
@@ -161,7 +162,11 @@ export class ConektaAcquirer implements Acquirer {
     if (!sentBefore) await this.o.book.put(this.key, sentKey(req.idempotencyKey), String(Math.floor(Date.now() / 1000)), req.tenantId, req.livemode);
     const token = req.paymentToken ?? '';
     const pm = token.startsWith('src_') ? { type: 'card', payment_source_id: token } : { type: 'card', token_id: token };
-    const a = await callJson(this.o, 'POST', '/orders', headers, {
+    // Conekta's newer OpenAPI documents an optional `Idempotency-Key` on createOrder ("retrying a request
+    // with the same key returns the original response"): sent with our key, so a resend after a lost
+    // answer gets the first order back instead of spending the single-use token again. How long Conekta
+    // keeps a key is not documented, so the lookup above stays the first resort (docs/routing.md).
+    const a = await callJson(this.o, 'POST', '/orders', { ...headers, 'idempotency-key': req.idempotencyKey }, {
       currency: req.currency,
       customer_info: { name: 'Orquesta', email: 'pagos@orquesta.invalid', phone: '5500000000' },
       line_items: [{ name: 'Cargo', unit_price: req.amountMinor, quantity: 1 }],
@@ -267,7 +272,7 @@ export class ConektaAcquirer implements Acquirer {
     if (!headers) return { kind: 'failed', code: 'invalid_credentials', message: 'No Conekta credentials are stored for this tenant and mode.' };
     const id = await this.orderIdFor(req.chargeKey, headers);
     if (!id) return { kind: 'failed', code: 'charge_not_found', message: 'Conekta does not know the charge.' };
-    // Conekta allows several partial refunds of an order and has no idempotency key: a resend would
+    // Conekta allows several partial refunds of an order and documents no idempotency key for refunds: a resend would
     // refund again. The caller asks lookupRefund first whenever this call may have left before.
     const a = await callJson(this.o, 'POST', `/orders/${encodeURIComponent(id)}/refunds`, headers, { amount: req.amountMinor, reason: 'requested_by_client' });
     faultIf5xx(a, 'Conekta refund');

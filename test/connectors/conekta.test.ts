@@ -91,8 +91,13 @@ t.test('a lost answer is found without search covering metadata; the single-use 
   t.match(again, { kind: 'captured' }, 'a repeat of the key reads the order back, no token_used decline');
   t.equal(fake.paidWithToken(token), 1, 'charged once');
 
-  // The listing has not caught up (or the order is older than the window): the repeat spends no money
-  // and records no decline against a paid order.
+  // The listing has not caught up (or the order is older than the window) and Conekta does not honour
+  // the Idempotency-Key (a key it no longer keeps): the repeat spends no money and records no decline
+  // against a paid order.
+  fake.honorsIdempotencyKey = false;
+  t.teardown(() => {
+    fake.honorsIdempotencyKey = true;
+  });
   const token2 = fake.issueToken('timeout');
   const req2 = { ...req, idempotencyKey: `orq_att_${randomUUID()}`, paymentToken: token2 };
   await t.rejects(conekta.charge(req2), OutcomeUnknown);
@@ -103,6 +108,20 @@ t.test('a lost answer is found without search covering metadata; the single-use 
   order.created_at = saved;
   t.match(await conekta.charge(req2), { kind: 'captured' });
   t.equal(fake.paidWithToken(token2), 1);
+});
+
+t.test('createOrder carries Idempotency-Key = our key: a resend the lookup cannot place gets the first order back (issue 28.4)', async (t) => {
+  const token = fake.issueToken('timeout');
+  const attemptId = randomUUID();
+  const req = { idempotencyKey: `orq_att_${attemptId}`, attemptId, tenantId: randomUUID(), livemode: false, method: 'card' as const, amountMinor: 20000, currency: 'MXN', paymentToken: token, now: new Date() };
+  await t.rejects(conekta.charge(req), OutcomeUnknown, 'the answer came too late: unknown');
+  const order = [...fake.orders.values()].find((o) => o.metadata.orquesta_key === req.idempotencyKey)!;
+  order.created_at -= 7200; // outside the window the adapter lists, and search does not cover metadata
+  const again = await conekta.charge(req);
+  t.match(again, { kind: 'captured', providerRef: order.id }, 'Conekta answered the original order to the repeated key');
+  t.equal(fake.paidWithToken(token), 1, 'the single-use token was spent once');
+  t.equal(fake.orders.size, new Set([...fake.orders.values()].map((o) => o.id)).size);
+  t.same(fake.idempotencyKeys.filter((k) => k === req.idempotencyKey).length, 2, 'both sends carried our key as Idempotency-Key');
 });
 
 t.test('a chargeback names the charge: the adapter books charge id → order id', async (t) => {

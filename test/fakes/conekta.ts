@@ -13,7 +13,9 @@
 //   id and the buyer's email only, never metadata ([U] what it covers: the worst case is assumed);
 // - DIGEST is the RSA encryption with Conekta's private key of the hex SHA-256 of the raw body, base64
 //   (docs: "el sha256 del mensaje cifrado por la llave privada");
-// - a chargeback names its charge (`charge_id`), not its order.
+// - a chargeback names its charge (`charge_id`), not its order;
+// - createOrder takes an optional `Idempotency-Key`: a repeat answers the original response
+//   (`honorsIdempotencyKey`; off, the fake is Conekta before the header).
 import { createHash, createSign, generateKeyPairSync, privateEncrypt, randomBytes } from 'node:crypto';
 import { CardFake, type FakeAnswer, type FakeReq } from './card-server.js';
 import { conektaViolation, type ConektaShape } from './conekta-schema.js';
@@ -55,6 +57,11 @@ export class FakeConekta extends CardFake {
   readonly violations: string[] = [];
   /** The `Accept` header of every call (the API version asked for). */
   readonly accepts: string[] = [];
+  /** Whether a repeated `Idempotency-Key` on POST /orders answers the original response (the newer OpenAPI's header); false: Conekta as the v2.3.0 document of 82ce68e describes it, without the header. */
+  honorsIdempotencyKey = true;
+  /** The `Idempotency-Key` of every POST /orders, in order. */
+  readonly idempotencyKeys: string[] = [];
+  private readonly replies = new Map<string, { status: number; json: unknown }>();
   /** The clock of `created_at` (Unix seconds); tests may move it. */
   now = () => Math.floor(Date.now() / 1000);
   private n = 0;
@@ -157,7 +164,18 @@ export class FakeConekta extends CardFake {
     if (!id && r.method === 'GET') return this.list(r.query);
     if (!id && r.method === 'POST') {
       const bad = this.check('order_request', r.body, 'POST /orders body');
-      return bad ? this.invalid('order', bad) : this.create(r.body as any);
+      if (bad) return this.invalid('order', bad);
+      // createOrder's optional `Idempotency-Key` (conekta/openapi, parameters/commons/headers/idempotency_key.yml):
+      // a repeat of a key answers the original response and does nothing again. A 5xx is not kept
+      // (the request may be retried), as idempotency layers usually do ([U] for Conekta).
+      const ik = r.headers['idempotency-key'];
+      if (typeof ik === 'string') this.idempotencyKeys.push(ik);
+      const scope = typeof ik === 'string' && this.honorsIdempotencyKey ? `${r.headers.authorization} ${ik}` : undefined;
+      const prior = scope ? this.replies.get(scope) : undefined;
+      if (prior) return { status: prior.status, json: structuredClone(prior.json) };
+      const a = this.create(r.body as any);
+      if (scope && a.status < 500 && a.json !== undefined) this.replies.set(scope, { status: a.status, json: structuredClone(a.json) });
+      return a;
     }
     const o = id ? this.orders.get(id) : undefined;
     if (!o) return { status: 404, json: { object: 'error', type: 'resource_not_found_error', log_id: null, details: [{ code: 'conekta.errors.resource_not_found.entity', param: null, message: 'The order was not found.' }] } };
