@@ -201,7 +201,7 @@ try {
 }
 
 /** CPU seconds of a process (all threads), and seconds its main thread spent runnable but waiting for a CPU. */
-function readStat(pid: string, withWait = true): { comm: string; cpu: number; wait: number; main: number } | null {
+function readStat(pid: string, withWait = true): { comm: string; cpu: number; sys: number; wait: number; main: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const open = stat.indexOf('(');
@@ -218,7 +218,7 @@ function readStat(pid: string, withWait = true): { comm: string; cpu: number; wa
         /* no schedstats in this kernel */
       }
     }
-    return { comm: stat.slice(open + 1, close), cpu: (Number(fields[11]) + Number(fields[12])) / clkTck, wait, main };
+    return { comm: stat.slice(open + 1, close), cpu: (Number(fields[11]) + Number(fields[12])) / clkTck, sys: Number(fields[12]) / clkTck, wait, main };
   } catch {
     return null;
   }
@@ -940,24 +940,47 @@ export interface PgStatement {
   blksHit: number;
   blksRead: number;
   blksDirtied: number;
+  /** Times planned (track_planning on; 0 otherwise) and the planning time. */
+  plans: number;
+  planMs: number;
 }
 export interface PgEvidenceReport {
   /** CPU seconds of the database's backends over the window. */
   backendCpuS: number;
+  /** Of which in the kernel (system time: sockets, WAL writes and flushes). */
+  backendSysS: number;
+  /**
+   * Transactions that wrote (were given a transaction id) over the window, in the whole cluster:
+   * the load's own only on a cluster nobody else uses (the bench's readings write nothing).
+   */
+  xids: number;
   backends: number;
   statements: PgStatement[];
   /** Top-level statements only (nested ones, from triggers and functions, are inside them). */
   totals: { calls: number; execMs: number; walBytes: number };
+  /**
+   * Load-independent work of the window (top-level statements, so nested ones are not counted
+   * twice): statements, rows, shared buffers hit/read/dirtied/written, WAL records, full-page
+   * images and bytes; plus `nestedCalls`, the statements run inside functions and triggers.
+   */
+  work: { calls: number; nestedCalls: number; planMs: number; rows: number; blksHit: number; blksRead: number; blksDirtied: number; blksWritten: number; walRecords: number; walFpi: number; walBytes: number };
   functions: Array<{ name: string; calls: number; selfMs: number; totalMs: number }>;
   /** Per table: sequential scans and rows they read, index scans, rows written (the busiest first). */
   tables: Array<{ name: string; seqScan: number; seqRows: number; idxScan: number; writes: number }>;
   available: { statements: boolean; functions: boolean };
 }
 
+/** The next transaction id to be assigned (cluster-wide; reading it assigns none). */
+async function nextXid(sql: postgres.Sql): Promise<number> {
+  const [r] = await sql`select pg_snapshot_xmax(pg_current_snapshot())::text::float8 as x`;
+  return r.x as number;
+}
+
 export class PgEvidence {
-  private cpu = new Map<number, { v0: number; last: number }>();
+  private cpu = new Map<number, { v0: number; last: number; s0: number; slast: number }>();
   private timer?: NodeJS.Timeout;
   private polling?: Promise<void>;
+  private xid0 = 0;
   private constructor(
     private sql: postgres.Sql,
     private db: string,
@@ -975,42 +998,48 @@ export class PgEvidence {
     }
     await sql`select pg_stat_reset()`;
     const e = new PgEvidence(sql, dbName, ok);
+    e.xid0 = await nextXid(sql);
     await e.poll(true);
     e.timer = setInterval(() => void (e.polling = e.poll(false)), 500);
     return e;
   }
 
   private async poll(first: boolean) {
-    const rows = await this.sql`select pid from pg_stat_activity where datname = ${this.db} and pid <> pg_backend_pid()`.catch(() => []);
+    const rows = await this.sql`-- orq-bench
+      select pid from pg_stat_activity where datname = ${this.db} and pid <> pg_backend_pid() and application_name <> 'orq-bench'`.catch(() => []);
     for (const r of rows) {
       const pid = Number(r.pid);
       const s = readStat(String(pid), false);
       if (!s) continue;
       const known = this.cpu.get(pid);
-      if (known) known.last = s.cpu;
-      else this.cpu.set(pid, { v0: first ? s.cpu : 0, last: s.cpu });
+      if (known) (known.last = s.cpu), (known.slast = s.sys);
+      else this.cpu.set(pid, { v0: first ? s.cpu : 0, last: s.cpu, s0: first ? s.sys : 0, slast: s.sys });
     }
     // Backends seen before but not listed now (exited) keep their last reading.
     for (const [pid, v] of this.cpu) {
       const s = readStat(String(pid), false);
-      if (s && s.comm === 'postgres') v.last = s.cpu;
+      if (s && s.comm === 'postgres') (v.last = s.cpu), (v.slast = s.sys);
     }
   }
 
-  async stop(top = 15): Promise<PgEvidenceReport> {
+  /** `order`: the statements listed are the top by execution time (default) or by shared buffers hit (load-independent). */
+  async stop(top = 15, order: 'time' | 'buffers' = 'time'): Promise<PgEvidenceReport> {
     clearInterval(this.timer);
     await this.polling;
     await this.poll(false);
     let backendCpuS = 0;
-    for (const v of this.cpu.values()) backendCpuS += v.last - v.v0;
+    let backendSysS = 0;
+    for (const v of this.cpu.values()) (backendCpuS += v.last - v.v0), (backendSysS += v.slast - v.s0);
     let statements: PgStatement[] = [];
     let totals = { calls: 0, execMs: 0, walBytes: 0 };
+    let work = { calls: 0, nestedCalls: 0, planMs: 0, rows: 0, blksHit: 0, blksRead: 0, blksDirtied: 0, blksWritten: 0, walRecords: 0, walFpi: 0, walBytes: 0 };
     if (this.statementsOk) {
       const [{ oid: dbid }] = await this.sql`select oid::int8::float8 as oid from pg_database where datname = ${this.db}`;
       const rows = await this.sql`
         select query, toplevel, calls::float8 as calls, total_exec_time as total, mean_exec_time as mean, rows::float8 as rows, wal_bytes::float8 as wal,
-               shared_blks_hit::float8 as hit, shared_blks_read::float8 as read, shared_blks_dirtied::float8 as dirtied
-          from pg_stat_statements where dbid = ${dbid} order by total_exec_time desc limit ${top}`;
+               shared_blks_hit::float8 as hit, shared_blks_read::float8 as read, shared_blks_dirtied::float8 as dirtied,
+               plans::float8 as plans, total_plan_time::float8 as plan
+          from pg_stat_statements where dbid = ${dbid} order by case when ${order === 'buffers'} then shared_blks_hit::float8 else total_exec_time end desc limit ${top}`;
       statements = rows.map((r) => ({
         query: String(r.query).replace(/\s+/g, ' ').slice(0, 160),
         toplevel: r.toplevel as boolean,
@@ -1022,11 +1051,22 @@ export class PgEvidence {
         blksHit: r.hit as number,
         blksRead: r.read as number,
         blksDirtied: r.dirtied as number,
+        plans: r.plans as number,
+        planMs: r.plan as number,
       }));
       const [t] = await this.sql`select coalesce(sum(calls), 0)::float8 as calls, coalesce(sum(total_exec_time), 0)::float8 as ms, coalesce(sum(wal_bytes), 0)::float8 as wal
           from pg_stat_statements where dbid = ${dbid} and toplevel`;
       totals = { calls: t.calls as number, execMs: t.ms as number, walBytes: t.wal as number };
+      const [w] = await this.sql`select coalesce(sum(calls) filter (where toplevel), 0)::float8 as calls, coalesce(sum(calls) filter (where not toplevel), 0)::float8 as nested,
+               coalesce(sum(rows) filter (where toplevel), 0)::float8 as rows, coalesce(sum(total_plan_time), 0)::float8 as planms,
+               coalesce(sum(shared_blks_hit) filter (where toplevel), 0)::float8 as hit, coalesce(sum(shared_blks_read) filter (where toplevel), 0)::float8 as read,
+               coalesce(sum(shared_blks_dirtied) filter (where toplevel), 0)::float8 as dirtied, coalesce(sum(shared_blks_written) filter (where toplevel), 0)::float8 as written,
+               coalesce(sum(wal_records) filter (where toplevel), 0)::float8 as walrec, coalesce(sum(wal_fpi) filter (where toplevel), 0)::float8 as fpi,
+               coalesce(sum(wal_bytes) filter (where toplevel), 0)::float8 as wal
+          from pg_stat_statements where dbid = ${dbid} and query not like '%orq-bench%'`;
+      work = { calls: w.calls as number, nestedCalls: w.nested as number, planMs: w.planms as number, rows: w.rows as number, blksHit: w.hit as number, blksRead: w.read as number, blksDirtied: w.dirtied as number, blksWritten: w.written as number, walRecords: w.walrec as number, walFpi: w.fpi as number, walBytes: w.wal as number };
     }
+    const xids = (await nextXid(this.sql)) - this.xid0;
     const fns = await this.sql`select schemaname || '.' || funcname as name, calls::float8 as calls, self_time as self, total_time as total
         from pg_stat_user_functions order by self_time desc limit ${top}`;
     const tables = await this.sql`select relname as name, seq_scan::float8 as seq, seq_tup_read::float8 as seqrows, coalesce(idx_scan, 0)::float8 as idx,
@@ -1036,9 +1076,12 @@ export class PgEvidence {
     return {
       tables: tables.map((t) => ({ name: t.name as string, seqScan: t.seq as number, seqRows: t.seqrows as number, idxScan: t.idx as number, writes: t.writes as number })),
       backendCpuS,
+      backendSysS,
+      xids,
       backends: this.cpu.size,
       statements,
       totals,
+      work,
       functions: fns.map((f) => ({ name: f.name as string, calls: f.calls as number, selfMs: f.self as number, totalMs: f.total as number })),
       available: { statements: this.statementsOk, functions: fns.length > 0 },
     };
