@@ -124,3 +124,64 @@ t.test('four eyes on payouts through the portal: the requester cannot approve, a
   await oc.signIn(other.email, other.password);
   t.equal((await oc.call('GET', '/portal/api/payout_approvals')).body.data.length, 0, 'another tenant sees none');
 });
+
+t.test('reconciliation by hand: match by receipt code or id, conflicts, two matches of one charge at once, undo; another tenant reaches none of it', async (t) => {
+  const ten = await a.newTenant();
+  const pi = await charge(ten.testKey, 41_700);
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Mexico_City' }).format(new Date());
+  const csv = `Fecha,Concepto,Referencia,Abono,Cargo\n${today},Deposito A,SIN-REF-A-${ten.id.slice(0, 6)},417.00,\n${today},Deposito B,SIN-REF-B-${ten.id.slice(0, 6)},417.00,\n`;
+  const fields = new URLSearchParams({ bank: 'BBVA 0123', period_start: today, period_end: today, date_column: '0', description_column: '1', reference_column: '2', credit_column: '3', debit_column: '4' });
+  const st = await a.call('POST', `/v1/bank_statements?${fields}`, { key: ten.testKey, raw: csv, headers: { 'content-type': 'text/csv' } });
+  t.equal(st.status, 201, st.text);
+  const lines = (await a.call('GET', `/v1/bank_statements/${st.body.id}/lines`, { key: ten.testKey })).body.data;
+  t.equal(lines.length, 2);
+  const match = (line: string, body: object, key = ten.testKey) => a.call('POST', `/v1/bank_statements/${st.body.id}/lines/${line}/match`, { key, body });
+  const unmatch = (line: string, key = ten.testKey) => a.call('POST', `/v1/bank_statements/${st.body.id}/lines/${line}/unmatch`, { key });
+
+  const both = await match(lines[0].id, { payment_intent_id: pi.id, receipt_code: pi.receipt_code });
+  t.equal(both.body.error?.code, 'bank_statement.invalid_manual_match', 'one of the two, not both');
+  t.equal((await match(lines[0].id, { receipt_code: 'W-NOPE1' })).body.error?.code, 'bank_statement.charge_not_found');
+  t.equal((await match('999999', { receipt_code: pi.receipt_code })).body.error?.code, 'bank_statement.line_not_found');
+
+  // Another tenant: its key finds neither the statement's lines nor this charge.
+  const other = await a.newTenant();
+  t.equal((await match(lines[0].id, { receipt_code: pi.receipt_code }, other.testKey)).status, 404, 'another tenant cannot match this tenant\'s line');
+  t.equal((await unmatch(lines[0].id, other.testKey)).status, 404);
+
+  // Two lines matched to the same charge at the same time: the book's lock lets one win.
+  const [r1, r2] = await Promise.all([match(lines[0].id, { receipt_code: pi.receipt_code.toLowerCase() }), match(lines[1].id, { payment_intent_id: pi.id })]);
+  t.same([r1.status, r2.status].sort(), [200, 409], 'one match, one line_match_conflict');
+  const won = r1.status === 200 ? r1 : r2;
+  t.match(won.body, { match_status: 'matched', matched_by: 'manual', payment_intent_id: pi.id });
+  t.equal((await match(won.body.id, { payment_intent_id: pi.id })).body.error?.code, 'bank_statement.line_match_conflict', 'a matched line is not matched again');
+  const [dep] = await a.app.deps.sql`select count(*)::int as n from journal_entries where ref_id = ${pi.id} and kind = 'bank.deposit'`;
+  t.equal(dep.n, 1, 'one deposit entry');
+
+  t.equal((await unmatch(won.body.id)).body.match_status, 'unmatched');
+  t.equal((await unmatch(won.body.id)).body.error?.code, 'bank_statement.line_match_conflict', 'nothing left to undo');
+  const [bank] = await a.app.deps.sql`
+    select coalesce(sum(jl.amount_minor), 0)::bigint as s from journal_lines jl join journal_entries e on e.id = jl.entry_id
+     where e.ref_id = ${pi.id} and e.kind in ('bank.deposit', 'bank.deposit_reversal') and jl.account like 'bank:%'`;
+  t.equal(Number(bank.s), 0, 'the reversal leaves the bank account as before');
+});
+
+t.test('another tenant\'s member reaches none of the portal\'s additions: delivery logs, approvals, their decisions', async (t) => {
+  const o = await signUpOwner(a);
+  await a.admin('PATCH', `/admin/tenants/${o.tenantId}/settings`, { refund_approval_threshold_minor: 5_000 });
+  const c = new PortalClient(a);
+  await c.signIn(o.email, o.password);
+  const ep = await c.call('POST', '/portal/api/v1/webhook_endpoints', { url: `${rx.url}/iso-${o.tenantId}` });
+  const pi = await charge(o.testKey, 20_000);
+  const asked = await c.call('POST', '/portal/api/v1/refunds', { attempt_id: pi.attempts[0].id, amount_minor: 10_000 });
+  t.equal(asked.status, 202, asked.text);
+
+  const o2 = await signUpOwner(a);
+  const x = new PortalClient(a);
+  await x.signIn(o2.email, o2.password);
+  t.equal((await x.call('GET', `/portal/api/v1/webhook_endpoints/${ep.body.id}/deliveries`)).status, 404, 'not its delivery log');
+  t.same((await x.call('GET', '/portal/api/refund_approvals')).body.data, [], 'not its approvals');
+  const approve = await x.call('POST', `/portal/api/refund_approvals/${asked.body.id}/approve`);
+  t.equal(approve.status, 404, 'nor can it approve them');
+  t.equal((await x.call('POST', `/portal/api/refund_approvals/${asked.body.id}/reject`)).status, 404);
+  t.equal((await c.call('GET', `/portal/api/refund_approvals?status=pending`)).body.data[0].id, asked.body.id, 'the approval still waits for this tenant');
+});
