@@ -4,31 +4,16 @@
 // deactivated from the screen; a tenant's key is refused while suspended. axe-core finds no
 // serious or critical accessibility violation on the screens. Screenshots: docs/operator-*.png and
 // docs/terminal-*.png (looked at; written when OPERATOR_SCREENSHOTS=1).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import t from 'tap';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { ensureChromium, launchChromium } from './helpers/browser.js';
-import { projectRoot } from '../ops/paths.js';
 import { freePort, startTestApp, type TestApp } from './helpers/app.js';
-import { PortalClient, totpCode } from './helpers/portal.js';
+import { axe, makeOperator, shot, signInOperator, type TestOperator } from './helpers/operator-browser.js';
 
 // Two browsers, two sign-ins and several screens on a shared machine: a budget above tap's 30 s default.
 t.setTimeout(300_000);
 const found = ensureChromium();
 const why = 'skip' in found ? found.skip : undefined;
-const PASSWORD = 'operator password 123';
-const AXE = readFileSync(join(projectRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
-const shot = async (page: Page, name: string) => {
-  if (process.env.OPERATOR_SCREENSHOTS === '1') await page.screenshot({ path: join(projectRoot, 'docs', name), fullPage: true });
-};
-
-async function axe(page: Page): Promise<Array<{ id: string; impact: string; nodes: number }>> {
-  await page.evaluate(AXE);
-  const res = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] })`)) as { violations: Array<{ id: string; impact: string; nodes: unknown[] }> };
-  return res.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-}
-
 if (why) {
   t.comment(`SKIPPING BROWSER TESTS: ${why}`);
   t.test(`operator console (skipped: ${why})`, { skip: why }, () => {});
@@ -45,33 +30,8 @@ if (why) {
     await a?.stop();
   });
 
-  /** An operator whose second factor is set up (through the API, as the first sign-in would). */
-  async function operator(role: string, name: string) {
-    const email = `${name.split(' ')[0]!.toLowerCase()}+${crypto.randomUUID().slice(0, 6)}@orquesta.mx`;
-    const made = await a.admin('POST', '/admin/operators', { email, name, role, password: PASSWORD });
-    if (made.status !== 201) throw new Error(made.text);
-    const p = new PortalClient(a);
-    await p.signIn(email, PASSWORD);
-    const setup = await p.call('POST', '/portal/api/me/totp');
-    await p.call('POST', '/portal/api/me/totp/confirm', { code: totpCode(setup.body.secret) });
-    await p.call('DELETE', '/portal/api/session');
-    return { email, secret: setup.body.secret as string, name };
-  }
-
-  async function signIn(op: { email: string; secret: string }, offsetSteps: number) {
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    const page = await ctx.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(`${a.url}/portal/operator`);
-    await page.getByLabel('Correo').fill(op.email);
-    await page.getByLabel('Contraseña').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Entrar' }).click();
-    await page.getByLabel('Código de tu app autenticadora').fill(totpCode(op.secret, Date.now() + offsetSteps * 30_000));
-    await page.getByRole('button', { name: 'Verificar' }).click();
-    await page.getByRole('heading', { name: 'Lo que espera una decisión' }).waitFor();
-    return { page, ctx, errors };
-  }
+  const operator = (role: string, name: string) => makeOperator(a, role, name);
+  const signIn = (op: TestOperator, offsetSteps: number) => signInOperator(browser, a, op, offsetSteps);
 
   t.test('sign-in with TOTP, a four-eyes payout by two operators, a refused self-approval, terminals, axe', async (t) => {
     const ten = await a.newTenant('Ferretería La Tuerca');

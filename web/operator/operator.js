@@ -306,8 +306,9 @@ async function tenantView(id) {
       flash(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? 'Ajustes guardados.' : errText(r2));
       render();
     } }, h('label', { for: 'threshold', text: 'Umbral de reembolso con cuatro ojos (centavos)' }), threshold, h('button', { class: 'secondary' }, 'Guardar')) : null,
-    h('button', { class: 'link', onclick: () => { state.terminalsTenant = id; go('terminals'); } }, 'Terminales de este comercio'),
-    h('button', { class: 'link', onclick: () => { state.tenant = null; render(); } }, '← Todos los comercios')];
+    h('p', { class: 'actions' },
+      h('button', { class: 'link', onclick: () => { state.terminalsTenant = id; go('terminals'); } }, 'Terminales de este comercio'),
+      h('button', { class: 'link', onclick: () => { state.tenant = null; render(); } }, '← Todos los comercios'))];
 }
 
 async function terminals() {
