@@ -65,10 +65,11 @@ export interface RouteDef<B = any, Q = any> {
   /**
    * When the stored answer of an earlier request with the same key is looked up. `before` (the
    * default): before the handler runs. `at_commit`: not before; the handler's effect is one
-   * statement or transaction that writes the idempotency record, with no check or outside effect
-   * ahead of it that a first request could change, so a repeat fails on the record's primary key
-   * and is answered with the stored response then (one query less per request). Only for creates
-   * whose validation does not depend on stored state.
+   * statement or transaction that writes the idempotency record, with no outside effect ahead of
+   * it, so a repeat fails on the record's primary key and is answered with the stored response
+   * then (one query less per request). A repeat the handler refuses before its commit (an ApiError:
+   * stored state it checks changed since the first request) is answered with the stored response
+   * as well when there is one (api/edge/idempotency.ts), so checks of stored state are allowed.
    */
   idempotencyLookup?: 'before' | 'at_commit';
   body?: object;

@@ -128,6 +128,41 @@ t.test('idempotency: the same key answers the same payout, and the rail gets one
   t.equal(book.sends, 1);
 });
 
+t.test('idempotency at commit: a repeat is answered with the stored response even when the stored state it checks changed since', async (t) => {
+  // The route does not look its key up before the handler (idempotencyLookup at_commit): a repeat
+  // runs until the create's statement, which fails on the idempotency record and is replayed.
+  const own = await a.newTenant('payouts idempotency at commit');
+  // 1. Above the threshold the first answer is a 202 approval; the threshold is then removed, so
+  //    the repeat takes the create path: it must still answer the stored 202 and create nothing.
+  t.equal((await a.admin('PATCH', `/admin/tenants/${own.id}/payout_settings`, { payout_approval_threshold_minor: 1_000 })).status, 200);
+  const h = idem();
+  const first = await create(body({ amount_minor: 5_000 }), own.testKey, h);
+  t.equal(first.status, 202);
+  t.equal((await a.admin('PATCH', `/admin/tenants/${own.id}/payout_settings`, { payout_approval_disabled: true })).status, 200);
+  const again = await create(body({ amount_minor: 5_000 }), own.testKey, h);
+  t.equal(again.status, 202, 'the stored answer, not a new payout');
+  t.equal(again.body.id, first.body.id);
+  t.equal(again.headers.get('idempotency-replayed'), 'true');
+  t.equal(again.body.clabe, CLABE, 'opened from the sealed record');
+  const [n] = await a.app.deps.sql`select count(*)::int as n from payouts where tenant_id = ${own.id}`;
+  t.equal(n.n, 0, 'nothing created by the repeat');
+  t.equal((await create(body({ amount_minor: 5_001 }), own.testKey, h)).status, 422, 'same key, another body');
+  // 2. Live: the first payout passed the credentials check; the credentials are then removed, so the
+  //    repeat is refused before its statement (payout.no_route): it must be answered with the 201.
+  const creds = { empresa: 'MERCADOUNO', cuenta_ordenante: '646180110400000007', nombre_ordenante: 'Mercado Uno SA', private_key_pem: keys.privateKey, passphrase };
+  t.equal((await a.call('PUT', '/v1/connectors/stp/credentials', { key: own.liveKey, body: creds })).status, 200);
+  const hl = idem();
+  const live = await create(body({ amount_minor: 4_321 }), own.liveKey, hl);
+  t.equal(live.status, 201);
+  await a.app.deps.sql`delete from payout_credentials where tenant_id = ${own.id} and livemode`;
+  const replay = await create(body({ amount_minor: 4_321 }), own.liveKey, hl);
+  t.equal(replay.status, 201, 'replayed, not payout.no_route');
+  t.equal(replay.body.id, live.body.id);
+  t.equal(replay.headers.get('idempotency-replayed'), 'true');
+  const fresh = await create(body({ amount_minor: 4_321 }), own.liveKey);
+  t.equal(fresh.body.error?.code, 'payout.no_route', 'a first request is still refused');
+});
+
 t.test('beneficiary FAIL: failed with failure_reason; event payout.failed; no ledger entry', async (t) => {
   const r = await create(body({ beneficiary_name: 'FAIL' }));
   t.equal(r.status, 201);

@@ -2,6 +2,7 @@
 // key's lock; a concurrent twin that committed first is answered with its response. The store (the
 // record in Postgres, the lock in Redis) is api/idempotency.ts.
 import type { IdempotencyHandle } from '../../kernel/idempotency.js';
+import { ApiError } from '../../kernel/errors.js';
 import { isIdempotencyConflict } from '../idempotency.js';
 import type { Reply, RequestContext } from '../route.js';
 import type { EdgeDeps } from './deps.js';
@@ -26,7 +27,11 @@ export async function runIdempotent(x: IdempotentRequest, deps: EdgeDeps, key: s
   } catch (e) {
     // A concurrent twin with the same key committed first: our effect rolled back; replay theirs.
     // (With idempotencyLookup 'at_commit' this is also how any repeat of the key is answered.)
-    if (isIdempotencyConflict(e)) {
+    // With 'at_commit', a repeat the handler refused before its commit (a check of stored state
+    // that changed since the first request: credentials removed, a customer deleted) is answered
+    // with the stored response too, as a lookup first would have; a first request's refusal finds
+    // none and stands. Refusals only: they are rare, so the lookup costs nothing on the hot path.
+    if (isIdempotencyConflict(e) || (x.c.def.idempotencyLookup === 'at_commit' && e instanceof ApiError)) {
       const stored = await deps.idempotency.lookup(principal, begun.handle.key, begun.handle.requestHash);
       if (stored) {
         deps.metrics.idempotentReplays.inc();
