@@ -180,6 +180,88 @@ if (why) {
     t.same(problems, []);
   });
 
+  t.test('invoices: a credit note and a cancellation asked from the list (the fiscal profile above)', async (t) => {
+    const pi = await charge(11_600);
+    const inv = await a.call('POST', '/v1/invoices', { key: owner.testKey, body: { payment_intent_id: pi.id, receptor: { rfc: 'EKU9003173C9', nombre: 'ESCUELA KEMPER URGATE', uso_cfdi: 'G03', regimen_fiscal: '601', cp: '42501' } }, headers: idem() });
+    t.equal(inv.status, 201, inv.text);
+    const { page, problems, answers } = await P.open(t);
+    await P.signIn(page, owner.email, owner.password);
+    await page.goto(`${a.url}/portal#/invoices`);
+    const row = page.locator('[data-testid="invoices"] tbody tr', { hasText: inv.body.uuid_fiscal });
+    answers.push('20.00');
+    await row.getByRole('button', { name: 'Nota de crédito' }).click();
+    await page.getByText('Hecho.').waitFor();
+    const notes = await until(() => a.call('GET', '/v1/invoices?kind=credit_note', { key: owner.testKey }), (r) => r.body.data?.length === 1);
+    t.match(notes.body.data[0], { kind: 'credit_note', total_minor: 2_000, invoice_id: inv.body.id }, 'the credit note the screen asked for');
+    await page.locator('[data-testid="notice"] button').click();
+    answers.push('02');
+    await row.getByRole('button', { name: 'Cancelar' }).click();
+    await page.getByText('Hecho.').waitFor();
+    const after = await a.call('GET', `/v1/invoices/${inv.body.id}`, { key: owner.testKey });
+    t.match(after.body.status, /^cancel/, `the cancellation was asked (status ${after.body.status})`);
+    await P.shot(page, 'invoices-actions-1280');
+    t.same(problems, []);
+  });
+
+  t.test('receivables: the overdue one in the ageing chart and the customer\'s statement', async (t) => {
+    const due = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Mexico_City' }).format(new Date(Date.now() - 40 * 86_400_000));
+    const rc = await a.call('POST', '/v1/receivables', { key: owner.testKey, body: { customer_name: `Cafetería ${PROBE}`, customer_email: 'cafe@example.mx', concepto: 'Pan de noviembre', amount_minor: 45_000, currency: 'MXN', due_date: due }, headers: idem() });
+    t.equal(rc.status, 201, rc.text);
+    const { page, problems } = await P.open(t, PHONE);
+    await P.signIn(page, owner.email, owner.password);
+    await page.goto(`${a.url}/portal#/receivables`);
+    await page.getByTestId('ageing').waitFor();
+    await page.locator('[data-testid="ageing"] tbody tr', { hasText: 'cafe@example.mx' }).getByRole('button').click();
+    await page.getByTestId('statement').waitFor();
+    const st = await a.call('GET', '/v1/receivables/statement?customer_email=cafe@example.mx', { key: owner.testKey });
+    t.equal(await page.getByTestId('statement-overdue').textContent(), `$${(st.body.total_overdue_minor / 100).toLocaleString('en-US', { minimumFractionDigits: 2 })} MXN`, 'the overdue total is the API\'s');
+    t.ok(st.body.total_overdue_minor >= 45_000);
+    t.equal(await probes(page), 0);
+    await P.shot(page, 'receivables-statement-390');
+    t.same(problems, []);
+  });
+
+  t.test('developers: an endpoint added and its secret rolled (each secret shown once); a key rolled and revoked; live mode shows live keys', async (t) => {
+    const { page, problems } = await P.open(t);
+    await P.signIn(page, owner.email, owner.password);
+    await page.goto(`${a.url}/portal#/developers/webhooks`);
+    await page.getByLabel('URL (https://…)').fill('https://hooks.panaderia.example.mx/orquesta');
+    await page.getByRole('button', { name: 'Agregar' }).click();
+    const first = (await page.getByTestId('secret-value').textContent())!;
+    t.match(first, /^whsec_/, 'the signing secret, once');
+    await page.getByRole('button', { name: 'Listo, la guardé' }).click();
+    await page.locator('[data-testid="endpoints"] tbody tr', { hasText: 'hooks.panaderia' }).getByRole('button', { name: 'Rotar secreto' }).click();
+    const second = (await page.getByTestId('secret-value').textContent())!;
+    t.match(second, /^whsec_/);
+    t.not(second, first, 'a new secret');
+    await page.getByRole('button', { name: 'Listo, la guardé' }).click();
+    t.notMatch(await page.content(), second, 'gone once dismissed');
+
+    await page.goto(`${a.url}/portal#/developers/keys`);
+    await page.getByTestId('keys').waitFor();
+    await page.getByRole('button', { name: 'Crear llave' }).click();
+    const made = (await page.getByTestId('secret-value').textContent())!;
+    await page.getByRole('button', { name: 'Listo, la guardé' }).click();
+    t.equal((await a.call('GET', '/v1/payment_intents?limit=1', { key: made })).status, 200, 'the new key works');
+    const row = page.locator('[data-testid="keys"] tbody tr', { hasText: made.slice(0, 12) });
+    await row.getByRole('button', { name: /Rotar/ }).click();
+    const rolled = (await page.getByTestId('secret-value').textContent())!;
+    t.not(rolled, made);
+    await page.getByRole('button', { name: 'Listo, la guardé' }).click();
+    t.equal((await a.call('GET', '/v1/payment_intents?limit=1', { key: rolled })).status, 200, 'the rolled key works');
+    await page.locator('[data-testid="keys"] tbody tr', { hasText: rolled.slice(0, 12) }).getByRole('button', { name: /Revocar/ }).click();
+    await until(() => a.call('GET', '/v1/payment_intents?limit=1', { key: rolled }), (r) => r.status === 401);
+    t.pass('the revoked key is refused');
+    t.equal((await a.call('GET', '/v1/payment_intents?limit=1', { key: made })).status, 401, 'the key before the roll stopped working at once');
+
+    await page.getByTestId('mode-toggle').click();
+    await page.locator('[data-testid="mode-toggle"][aria-checked="true"]').waitFor();
+    t.equal(await page.getByTestId('test-banner').count(), 0, 'no test banner in live mode');
+    await page.getByTestId('keys').waitFor();
+    t.notMatch(await page.getByTestId('keys').textContent(), /sk_test_/, 'live mode lists live keys only');
+    t.same(problems, []);
+  });
+
   t.test('routing fees and the balance show what the API says', async (t) => {
     await charge(10_000);
     const { page, problems } = await P.open(t);

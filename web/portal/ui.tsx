@@ -40,10 +40,14 @@ const STATUS_ES: Record<string, string> = {
   approved: 'Aprobado', rejected: 'Rechazado', paid: 'Pagado', open: 'Abierto', active: 'Activo', disabled: 'Desactivado', delivered: 'Entregado',
   matched: 'Conciliado', unmatched: 'Sin conciliar', issued: 'Emitida', cancelled: 'Cancelada', draft: 'Borrador', expired: 'Vencido',
   stamped: 'Timbrada', cancel_pending: 'Cancelación pendiente', captured: 'Capturado', settled: 'Liquidado', refunded: 'Reembolsado', partially_refunded: 'Reembolso parcial', partial: 'Parcial', discarded: 'Descartado', processing_payout: 'Enviando',
+  // receivables, disputes, payouts, sub-merchants and applications, saved methods, PAC errors
+  overdue: 'Vencida', authorized: 'Autorizado', detached: 'Desvinculado', dispersing: 'Dispersando', error: 'Error', inactive: 'Inactivo',
+  lost: 'Perdida', won: 'Ganada', needs_info: 'Falta información', needs_response: 'Requiere respuesta', under_review: 'En revisión',
+  registered: 'Registrado', returned: 'Devuelto', suspended: 'Suspendido', none: 'Ninguno',
 };
 export function Status({ s }: { s: string | null | undefined }) {
   const v = s ?? '—';
-  const tone = /succeeded|paid|approved|active|delivered|^matched|issued|stamped|captured|settled|ok/.test(v) ? 'ok' : /fail|cancel|reject|disabled|expired|error/.test(v) ? 'bad' : 'wait';
+  const tone = /succeeded|paid|approved|^active|delivered|^matched|issued|stamped|captured|settled|won|^ok/.test(v) ? 'ok' : /fail|cancel|reject|disabled|inactive|expired|error|overdue|lost|returned|suspended/.test(v) ? 'bad' : 'wait';
   return <span class={`badge ${tone}`}>{L(STATUS_ES[v] ?? v, v.replace(/_/g, ' '))}</span>;
 }
 

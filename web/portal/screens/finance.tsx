@@ -22,16 +22,27 @@ export function Invoices(_p: ViewProps) {
     if (what === 'cancel') {
       const motivo = prompt(L('Motivo SAT de cancelación (01, 02, 03 o 04):', 'SAT cancellation reason (01, 02, 03 or 04):'), '02');
       if (!motivo) return;
+      // Motive 01 (errors, with a relation) names the CFDI that replaces this one.
+      const folio = motivo.trim() === '01' ? prompt(L('UUID del CFDI que sustituye a este:', 'UUID of the CFDI that replaces this one:'))?.trim() : undefined;
+      if (motivo.trim() === '01' && !folio) return;
       if (!confirm(L(`Se pedirá al SAT cancelar el CFDI ${doc.uuid_fiscal}. ¿Continuar?`, `The SAT will be asked to cancel CFDI ${doc.uuid_fiscal}. Continue?`))) return;
-      await api('POST', `/v1/invoices/${id}/cancel`, { motivo });
+      await api('POST', `/v1/invoices/${id}/cancel`, { motivo: motivo.trim(), ...(folio ? { folio_sustitucion: folio } : {}) });
     } else if (what === 'credit') {
-      const amount = toMinor(prompt(L('Monto de la nota de crédito en pesos:', 'Credit note amount in pesos:')) ?? '');
+      const amount = toMinor(prompt(L('Monto de la nota de crédito en pesos, IVA incluido:', 'Credit note amount in pesos, VAT included:')) ?? '');
       if (amount === undefined) return;
-      await api('POST', `/v1/invoices/${id}/credit-notes`, { amount_minor: amount });
+      if (!confirm(L(`Se timbrará una nota de crédito por ${money(amount, doc.currency)} relacionada con ${doc.uuid_fiscal}. ¿Continuar?`, `A credit note for ${money(amount, doc.currency)} related to ${doc.uuid_fiscal} will be stamped. Continue?`))) return;
+      await api('POST', `/v1/invoices/${id}/credit-notes`, { total_minor: amount });
     } else {
-      const amount = toMinor(prompt(L('Monto pagado en pesos (complemento de pago):', 'Amount paid in pesos (payment complement):')) ?? '');
-      if (amount === undefined) return;
-      await api('POST', `/v1/invoices/${id}/payments`, { amount_minor: amount, payment_date: new Date().toISOString(), forma_pago: '03' });
+      // A payment complement records a succeeded charge that pays (part of) a PPD invoice.
+      const ref = prompt(L('Código de recibo (W-XXXXX) o id del pago que liquida la factura:', 'Receipt code (W-XXXXX) or id of the payment that settles the invoice:'))?.trim();
+      if (!ref) return;
+      let pid = ref;
+      if (!/^[0-9a-f-]{36}$/i.test(ref)) {
+        const found = await api<{ data: any[] }>('GET', `/v1/payment_intents?receipt_code=${encodeURIComponent(ref)}&limit=1`);
+        if (!found.data.length) throw new Error(L(`Ningún pago tiene el código ${ref}.`, `No payment has the code ${ref}.`));
+        pid = found.data[0].id;
+      }
+      await api('POST', `/v1/invoices/${id}/payments`, { payment_intent_id: pid });
     }
     store.trigger.notify({ kind: 'ok', text: L('Hecho.', 'Done.') });
     list.reload();
@@ -90,6 +101,9 @@ export function Receivables(_p: ViewProps) {
   const list = useLoad(() => api<{ data: any[] }>('GET', '/v1/receivables?limit=50'));
   const ageing = useLoad(() => api<{ data: any[] }>('GET', '/v1/receivables/ageing'));
   const [stmt, setStmt] = useState<any>(null);
+  // A customer's statement (every receivable, open, overdue and paid totals), from either table.
+  const openStatement = (r: any) =>
+    api('GET', `/v1/receivables/statement?customer_email=${encodeURIComponent(r.customer_email)}&currency=${r.currency}`).then(setStmt, (e) => store.trigger.notify({ kind: 'error', text: (e as Error).message }));
   const buckets = ['bucket0_to30_minor', 'bucket31_to60_minor', 'bucket61_to90_minor', 'bucket90_plus_minor'];
   const totals = buckets.map((b) => (ageing.data?.data ?? []).reduce((s, r) => s + (r[b] ?? 0), 0));
   return (
@@ -100,8 +114,8 @@ export function Receivables(_p: ViewProps) {
         {ageing.data?.data.length ? (
           <>
             <Bars title={L('Saldo vencido por antigüedad', 'Past due by age')} labels={['0–30', '31–60', '61–90', '90+']} series={[{ name: 'MXN', values: totals, color: '#b7791f' }]} />
-            <Table testid="ageing" rows={ageing.data.data} cols={[
-              { label: L('Cliente', 'Customer'), get: (r) => <button type="button" class="linkish" onClick={async () => setStmt(await api('GET', `/v1/receivables/statement?customer_email=${encodeURIComponent(r.customer_email)}`))}>{r.customer_name} ({r.customer_email})</button> },
+            <Table testid="ageing" rows={ageing.data.data} onRow={openStatement} cols={[
+              { label: L('Cliente', 'Customer'), get: (r) => `${r.customer_name} (${r.customer_email})` },
               { label: '0–30', get: (r) => money(r.bucket0_to30_minor, r.currency), cls: 'num' },
               { label: '31–60', get: (r) => money(r.bucket31_to60_minor, r.currency), cls: 'num' },
               { label: '61–90', get: (r) => money(r.bucket61_to90_minor, r.currency), cls: 'num' },
@@ -111,13 +125,31 @@ export function Receivables(_p: ViewProps) {
           </>
         ) : <p class="muted">{L('Nada vencido.', 'Nothing past due.')}</p>}
       </Card>
-      {stmt ? <Card title={L('Estado de cuenta', 'Statement')}><Json value={stmt} /></Card> : null}
+      {stmt ? (
+        <Card title={L(`Estado de cuenta de ${stmt.customer_name ?? stmt.customer_email}`, `Statement of ${stmt.customer_name ?? stmt.customer_email}`)}>
+          <div data-testid="statement">
+            <Dl items={[
+              [L('Por vencer', 'Open'), money(stmt.total_open_minor, stmt.currency)],
+              [L('Vencido', 'Overdue'), <strong data-testid="statement-overdue">{money(stmt.total_overdue_minor, stmt.currency)}</strong>],
+              [L('Pagado', 'Paid'), money(stmt.total_paid_minor, stmt.currency)],
+              [L('Al', 'As of'), when(stmt.as_of)],
+            ]} />
+            <Table rows={stmt.receivables} cols={[
+              { label: L('Concepto', 'Concept'), get: (r) => r.concepto },
+              { label: L('Monto', 'Amount'), get: (r) => money(r.amount_minor, r.currency), cls: 'num' },
+              { label: L('Vence', 'Due'), get: (r) => day(r.due_date) },
+              { label: L('Estado', 'Status'), get: (r) => <Status s={r.status} /> },
+            ]} />
+          </div>
+        </Card>
+      ) : null}
       <Loading state={list} />
       {list.data?.data.length ? (
-        <Table testid="receivables" rows={list.data.data} cols={[
-          { label: L('Cliente', 'Customer'), get: (r) => r.customer_name ?? r.customer_email },
+        <Table testid="receivables" rows={list.data.data} onRow={openStatement} cols={[
+          { label: L('Cliente', 'Customer'), get: (r) => `${r.customer_name} (${r.customer_email})` },
+          { label: L('Concepto', 'Concept'), get: (r) => r.concepto },
           { label: L('Monto', 'Amount'), get: (r) => money(r.amount_minor, r.currency) },
-          { label: L('Vence', 'Due'), get: (r) => r.due_date ?? '—' },
+          { label: L('Vence', 'Due'), get: (r) => day(r.due_date) },
           { label: L('Estado', 'Status'), get: (r) => <Status s={r.status} /> },
         ]} />
       ) : list.data ? <Empty what={L('Sin cuentas por cobrar.', 'No receivables.')} /> : null}
