@@ -257,8 +257,60 @@ if (why) {
     await page.getByTestId('mode-toggle').click();
     await page.locator('[data-testid="mode-toggle"][aria-checked="true"]').waitFor();
     t.equal(await page.getByTestId('test-banner').count(), 0, 'no test banner in live mode');
-    await page.getByTestId('keys').waitFor();
+    // The live key the signup made appears once the list is read again in live mode.
+    await page.locator('[data-testid="keys"] tbody tr', { hasText: 'sk_live_' }).first().waitFor();
     t.notMatch(await page.getByTestId('keys').textContent(), /sk_test_/, 'live mode lists live keys only');
+    t.same(problems, []);
+  });
+
+  t.test('payments: found by amount, by the customer\'s email and by status from the search form', async (t) => {
+    const cu = await a.call('POST', '/v1/customers', { key: owner.testKey, body: { name: 'Lupita', email: 'Lupita@Example.mx' } });
+    const mine = await charge(77_777, {});
+    const hers = await a.call('POST', '/v1/payment_intents', { key: owner.testKey, body: { amount_minor: 12_300, currency: 'MXN', customer_id: cu.body.id }, headers: idem() });
+    await a.call('POST', `/v1/payment_intents/${hers.body.id}/confirm`, { key: owner.testKey, body: { payment_token: 'tok_sim_insufficient', payment_method: 'card' }, headers: idem() });
+    const declined = (await until(() => a.call('GET', `/v1/payment_intents/${hers.body.id}`, { key: owner.testKey }), (r) => r.body.status === 'failed' || r.body.status === 'requires_payment_method')).body.status as string;
+    const sameStatus = (await a.call('GET', `/v1/payment_intents?status=${declined}&limit=25`, { key: owner.testKey })).body.data.map((x: any) => x.receipt_code);
+    const { page, problems } = await P.open(t);
+    await P.signIn(page, owner.email, owner.password);
+    await page.goto(`${a.url}/portal#/payments`);
+    /** The receipt codes the table shows once it shows `n` rows (the previous search's rows are replaced). */
+    const codes = async (n: number) => {
+      await page.waitForFunction((k) => (globalThis as any).document.querySelectorAll('[data-testid="payments"] tbody tr').length === k, n, { timeout: 15_000 }).catch(async (e) => {
+        await P.shot(page, 'search-timeout'); // what the table showed instead (dist/screenshots)
+        throw e;
+      });
+      return (await page.locator('[data-testid="payments"] tbody tr td:first-child').allTextContents()).map((x) => x.trim());
+    };
+    await page.getByTestId('search-q').fill('777.77');
+    await page.getByTestId('search-go').click();
+    t.same(await codes(1), [mine.receipt_code], 'an amount in pesos finds the one payment of that amount');
+    await page.getByTestId('search-q').fill('lupita@example.mx');
+    await page.getByTestId('search-go').click();
+    await page.locator('[data-testid="payments"] tbody tr', { hasText: hers.body.receipt_code }).waitFor();
+    t.same(await codes(1), [hers.body.receipt_code], 'the customer\'s email (any case) finds her payment');
+    await page.getByTestId('search-q').fill('');
+    await page.getByLabel('Estado').selectOption(declined);
+    await page.getByTestId('search-go').click();
+    t.ok(sameStatus.includes(hers.body.receipt_code));
+    t.same((await codes(sameStatus.length)).sort(), sameStatus.sort(), `the ${declined} filter shows what the API lists`);
+    await page.getByTestId('global-search').fill(mine.receipt_code);
+    await page.getByTestId('global-search').press('Enter');
+    t.same(await codes(1), [mine.receipt_code], 'the header\'s search, used on this screen, replaces the filters');
+    t.equal(await page.getByTestId('search-q').inputValue(), mine.receipt_code, 'and shows what it searched');
+    t.same(problems, []);
+  });
+
+  t.test('sub-merchants: an application listed with its name as text and its status in Spanish', async (t) => {
+    const app = await a.call('POST', '/v1/onboarding/applications', { key: owner.testKey, body: { legal_name: `Tortillería ${PROBE}`, person_type: 'moral', contact_email: 'kyc@tortilleria.mx' }, headers: idem() });
+    t.equal(app.status, 201, app.text);
+    const { page, problems } = await P.open(t);
+    await P.signIn(page, owner.email, owner.password);
+    await page.goto(`${a.url}/portal#/submerchants`);
+    const row = page.locator('[data-testid="applications"] tbody tr', { hasText: 'Tortillería' });
+    await row.waitFor();
+    t.match(await row.textContent(), `Tortillería ${PROBE}`);
+    t.match(await row.textContent(), 'Borrador', `status ${app.body.status} in Spanish`);
+    t.equal(await probes(page), 0);
     t.same(problems, []);
   });
 

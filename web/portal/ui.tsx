@@ -45,10 +45,12 @@ const STATUS_ES: Record<string, string> = {
   lost: 'Perdida', won: 'Ganada', needs_info: 'Falta información', needs_response: 'Requiere respuesta', under_review: 'En revisión',
   registered: 'Registrado', returned: 'Devuelto', suspended: 'Suspendido', none: 'Ninguno',
 };
+/** A status in the member's language (the API's word in English). */
+export const statusLabel = (v: string) => L(STATUS_ES[v] ?? v, v.replace(/_/g, ' '));
 export function Status({ s }: { s: string | null | undefined }) {
   const v = s ?? '—';
   const tone = /succeeded|paid|approved|^active|delivered|^matched|issued|stamped|captured|settled|won|^ok/.test(v) ? 'ok' : /fail|cancel|reject|disabled|inactive|expired|error|overdue|lost|returned|suspended/.test(v) ? 'bad' : 'wait';
-  return <span class={`badge ${tone}`}>{L(STATUS_ES[v] ?? v, v.replace(/_/g, ' '))}</span>;
+  return <span class={`badge ${tone}`}>{statusLabel(v)}</span>;
 }
 
 export interface Col<T> { label: string; get: (r: T) => ComponentChildren; cls?: string }

@@ -408,8 +408,9 @@ export function SubMerchants(_p: ViewProps) {
         <Loading state={acc} />
         {acc.data?.data.length ? (
           <Table testid="accounts" rows={acc.data.data} cols={[
-            { label: L('Nombre', 'Name'), get: (a) => a.legal_name ?? a.name ?? a.id },
-            { label: 'RFC', get: (a) => a.rfc ?? '—' },
+            { label: L('Nombre', 'Name'), get: (a) => a.sub_merchant_name },
+            { label: L('CLABE de liquidación', 'Settlement CLABE'), get: (a) => a.settlement_clabe_masked },
+            { label: L('Conector', 'Connector'), get: (a) => a.connector_key },
             { label: L('Estado', 'Status'), get: (a) => <Status s={a.status} /> },
           ]} />
         ) : acc.data ? <p class="muted">{L('Sin subcomercios.', 'No sub-merchants.')}</p> : null}
@@ -418,8 +419,10 @@ export function SubMerchants(_p: ViewProps) {
         <Loading state={apps} />
         {apps.data?.data.length ? (
           <Table testid="applications" rows={apps.data.data} cols={[
-            { label: L('Nombre', 'Name'), get: (a) => a.legal_name ?? a.business_name ?? a.id },
+            { label: L('Nombre', 'Name'), get: (a) => a.legal_name },
+            { label: 'RFC', get: (a) => a.rfc ?? '—' },
             { label: L('Estado', 'Status'), get: (a) => <Status s={a.status} /> },
+            { label: L('Motivo', 'Reason'), get: (a) => a.status_reason ?? '—' },
             { label: L('Fecha', 'Date'), get: (a) => when(a.created_at) },
           ]} />
         ) : apps.data ? <p class="muted">{L('Sin solicitudes.', 'No applications.')}</p> : null}

@@ -3,10 +3,10 @@
 // refund that says what will happen; above the tenant's threshold it waits for another member),
 // refunds with the approvals waiting for a second member, disputes, customers with their saved
 // methods, payment links (create, QR, share by WhatsApp).
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { go, store, useStore } from '../state.js';
-import { Card, Dl, Empty, Field, Form, Json, L, Loading, Status, Table, money, toMinor, useFields, useLoad, when } from '../ui.js';
+import { Card, Dl, Empty, Field, Form, Json, L, Loading, Status, Table, money, toMinor, useFields, useLoad, when, statusLabel } from '../ui.js';
 import type { ViewProps } from './index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -28,6 +28,12 @@ export function searchQuery(q: string): Record<string, string> {
 export function Payments({ params }: ViewProps) {
   const [f, setF] = useState<Record<string, string>>(() => ({ ...searchQuery(params.q ?? ''), ...(params.status ? { status: params.status } : {}) }));
   const [after, setAfter] = useState<string[]>([]);
+  // The header's search box lands here with ?q=…; on this screen already, a new one replaces the filters.
+  useEffect(() => {
+    if (params.q === undefined && params.status === undefined) return;
+    setAfter([]);
+    setF({ ...searchQuery(params.q ?? ''), ...(params.status ? { status: params.status } : {}) });
+  }, [params.q, params.status]);
   const key = JSON.stringify([f, after]);
   const list = useLoad(async () => {
     if (f.id) {
@@ -46,7 +52,9 @@ export function Payments({ params }: ViewProps) {
   return (
     <>
       <h1>{L('Pagos', 'Payments')}</h1>
-      <form class="filters" data-testid="payment-search" onSubmit={(e) => {
+      {/* Uncontrolled fields (defaultValue), re-made when the filters change: a list that finishes loading
+          while the member types must not put the previous search back into the box. */}
+      <form class="filters" key={JSON.stringify(f)} data-testid="payment-search" onSubmit={(e) => {
         e.preventDefault();
         const fd = new FormData(e.currentTarget as HTMLFormElement);
         const next: Record<string, string> = { ...searchQuery(String(fd.get('q') ?? '')) };
@@ -56,18 +64,18 @@ export function Payments({ params }: ViewProps) {
       }}>
         <div class="field grow">
           <label for="pq">{L('Id, código de recibo, monto o correo', 'Id, receipt code, amount or email')}</label>
-          <input id="pq" name="q" type="search" data-testid="search-q" value={v.id ?? v.receipt_code ?? v.customer_email ?? (v.amount_minor ? (Number(v.amount_minor) / 100).toFixed(2) : '')} />
+          <input id="pq" name="q" type="search" data-testid="search-q" defaultValue={v.id ?? v.receipt_code ?? v.customer_email ?? (v.amount_minor ? (Number(v.amount_minor) / 100).toFixed(2) : '')} />
         </div>
         <div class="field">
           <label for="ps">{L('Estado', 'Status')}</label>
-          <select id="ps" name="status" value={v.status ?? ''}><option value="">{L('Todos', 'All')}</option>{STATUSES.map((s) => <option value={s}>{s}</option>)}</select>
+          <select id="ps" name="status"><option value="">{L('Todos', 'All')}</option>{STATUSES.map((s) => <option value={s} selected={v.status === s}>{statusLabel(s)}</option>)}</select>
         </div>
         <div class="field">
           <label for="pm">{L('Método', 'Method')}</label>
-          <select id="pm" name="method" value={v.method ?? ''}><option value="">{L('Todos', 'All')}</option>{METHODS.map((s) => <option value={s}>{s}</option>)}</select>
+          <select id="pm" name="method"><option value="">{L('Todos', 'All')}</option>{METHODS.map((s) => <option value={s} selected={v.method === s}>{s}</option>)}</select>
         </div>
-        <div class="field"><label for="pf">{L('Desde', 'From')}</label><input id="pf" name="from" type="date" value={v.from} /></div>
-        <div class="field"><label for="pt">{L('Hasta (sin incluir)', 'Until (excluded)')}</label><input id="pt" name="to" type="date" value={v.to} /></div>
+        <div class="field"><label for="pf">{L('Desde', 'From')}</label><input id="pf" name="from" type="date" defaultValue={v.from} /></div>
+        <div class="field"><label for="pt">{L('Hasta (sin incluir)', 'Until (excluded)')}</label><input id="pt" name="to" type="date" defaultValue={v.to} /></div>
         <button type="submit" class="btn primary" data-testid="search-go">{L('Buscar', 'Search')}</button>
       </form>
       <Loading state={list} />
@@ -246,6 +254,8 @@ export function Disputes(_p: ViewProps) {
           { label: L('Monto', 'Amount'), get: (x) => money(x.amount_minor, x.currency) },
           { label: L('Estado', 'Status'), get: (x) => <Status s={x.status} /> },
           { label: L('Motivo', 'Reason'), get: (x) => x.reason ?? '—' },
+          { label: L('Evidencia hasta', 'Evidence due'), get: (x) => (x.evidence_due_by ? when(x.evidence_due_by) : '—') },
+          { label: L('Pago', 'Payment'), get: (x) => <a href={`#/payments/${x.payment_intent_id}`}>{String(x.payment_intent_id).slice(0, 8)}…</a> },
           { label: L('Fecha', 'Date'), get: (x) => when(x.created_at) },
         ]} />
       ) : d.data ? <Empty what={L('Sin disputas. Bien.', 'No disputes. Good.')} /> : null}
