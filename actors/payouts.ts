@@ -38,6 +38,8 @@ export const PAYOUT_QUEUE = 'payout';
 /** Polls of an accepted, unsettled order: every minute in its first hour, then every 15 minutes. */
 export const POLL_EARLY_MS = 60_000;
 export const POLL_LATE_MS = 15 * 60_000;
+/** How often the day's conciliation runs (each run covers today and yesterday, Mexico City). */
+export const CONCILIATE_EVERY_MS = 60 * 60_000;
 
 export interface PayoutRow extends EntityRow {
   clabe_sealed: string;
@@ -254,6 +256,17 @@ export class Payouts {
     run: (d) => this.execute(d.payoutId, d.inboxId),
   });
 
+  /** The rails' day conciliation (STP consOrdenesFech): finds orders whose callback never came. */
+  readonly conciliateJob = defineJob<Record<string, never>>({
+    queue: PAYOUT_QUEUE,
+    name: 'payout.conciliate',
+    shape: {},
+    id: () => 'payout-conciliate',
+    shardKey: () => 'payout-conciliate',
+    transient: (e) => e instanceof LockBusy,
+    run: () => this.conciliate(),
+  });
+
   readonly pollTimer: TimerDef = {
     kind: 'payout.poll',
     queue: PAYOUT_QUEUE,
@@ -447,6 +460,56 @@ export class Payouts {
   // ---- evidence from outside ---------------------------------------------------------------------
 
   /**
+   * The day's conciliation (issue 28.6): for every tenant, mode and live rail with payouts sent today
+   * or yesterday (operation day, Mexico City) not all final, the rail lists that day's orders (STP: consOrdenesFech)
+   * and each payout whose recorded state the list contradicts gets a notice, like a callback: the
+   * worker then asks the rail (the payout's outbound call, status) before anything changes. So an
+   * order settled or returned (devolución) whose callback never came is found within the hour,
+   * including a paid payout returned later, which no poll follows. A rail that cannot be asked
+   * (outage, refused connection, credentials that do not open) is skipped until the next run. The
+   * `sim` rail is not conciliated: it answers every order at once, and its only later change (an
+   * operator's simulated devolución) comes with its notice.
+   */
+  async conciliate(now: Date = new Date(), only?: { tenantId: string }): Promise<{ days: number; notices: number; skipped: number }> {
+    const sql = this.d.sql;
+    const days = [operationDateOf(new Date(now.getTime() - 86_400_000)), operationDateOf(now)];
+    const groups = await sql`
+      select tenant_id, livemode, rail_key, operation_date from payouts
+       where operation_date in ${sql(days)} and rail_key <> 'sim' ${only ? sql`and tenant_id = ${only.tenantId}` : sql``}
+       group by 1, 2, 3, 4 having bool_or(status in ('processing', 'paid'))`;
+    let notices = 0;
+    let skipped = 0;
+    for (const g of groups) {
+      const rail = g.rail_key === 'sim' ? this.d.rails.sim : this.d.rails.stp;
+      let listed;
+      try {
+        listed = await rail.conciliate(g.tenant_id as string, g.livemode as boolean, g.operation_date as string);
+      } catch (e) {
+        // One tenant's rail that cannot be asked (an outage, a refused connection, credentials that
+        // do not open) never stops the others' conciliation: it is asked again at the next run.
+        skipped++;
+        const level = e instanceof OutcomeUnknown || e instanceof RailConfigurationError ? 'warn' : 'error';
+        this.d.log[level]('payout conciliation: the rail could not be asked; the next run asks again', { tenantId: g.tenant_id, rail: g.rail_key, operationDate: g.operation_date, err: (e as Error).message });
+        continue;
+      }
+      if (!listed.length) continue;
+      const claimed = new Map(listed.map((o) => [o.trackingKey, o.state]));
+      const rows = await sql`
+        select id, tracking_key, status from payouts
+         where tenant_id = ${g.tenant_id} and livemode = ${g.livemode} and rail_key = ${g.rail_key}
+           and operation_date = ${g.operation_date} and tracking_key in ${sql([...claimed.keys()])}`;
+      for (const r of rows) {
+        const state = claimed.get(r.tracking_key as string)!;
+        const recorded = r.status === 'processing' ? 'in_flight' : (r.status as string);
+        if (state.state === recorded) continue;
+        await this.notice(g.tenant_id as string, r.id as string, `conciliation:${g.rail_key as string}`, { tracking_key: r.tracking_key, claimed: state.state, operation_date: g.operation_date });
+        notices++;
+      }
+    }
+    return { days: groups.length, notices, skipped };
+  }
+
+  /**
    * A status notice about a payout (an STP callback, an operator's simulation): written to the
    * inbox before it is acknowledged, then the worker asks the rail (the notice itself is a claim).
    */
@@ -533,8 +596,9 @@ export class Payouts {
     const sql = this.d.sql;
     return {
       name: 'payouts',
-      jobs: [this.executeJob],
+      jobs: [this.executeJob, this.conciliateJob],
       timers: [this.pollTimer],
+      schedules: [{ name: 'payout-conciliation', everyMs: CONCILIATE_EVERY_MS, job: jobRequest(this.conciliateJob, {}) }],
       reconcilers: [
         // Accepted orders (provider_ref set) are polled by their timer; these never got an answer recorded.
         reconciler(

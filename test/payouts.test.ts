@@ -303,6 +303,27 @@ t.test('live mode through STP (the fake): signed order, in flight, the callback,
   t.equal(fake.registraCalls.get(sent.body.tracking_key), 1, 'one registraOrden');
 });
 
+t.test('the day\'s conciliation (consOrdenesFech) finds a settlement and a devolución whose callbacks never came (issue 28.6)', async (t) => {
+  fake.initialEstado = 'E';
+  const r = await create(body({ amount_minor: 4_321 }), ten.liveKey);
+  const sent = await until(() => get(r.body.id, ten.liveKey), (x) => !!x.body.provider_ref);
+  t.equal(sent.body.status, 'processing');
+  const calls = fake.conciliaCalls.length;
+  t.match(await a.app.deps.payouts.conciliate(new Date(), { tenantId: ten.id }), { notices: 0 }, 'STP still has it sent: nothing to say');
+  fake.settle(sent.body.tracking_key, 'LQ'); // settled at STP; its callback is lost
+  t.match(await a.app.deps.payouts.conciliate(new Date(), { tenantId: ten.id }), { notices: 1 });
+  t.equal((await until(() => get(r.body.id, ten.liveKey), (x) => x.body.status !== 'processing')).body.status, 'paid', 'asked STP and recorded');
+  fake.settle(sent.body.tracking_key, 'D', 1); // the beneficiary bank returns it; no callback either, and no poll follows a paid payout
+  t.match(await a.app.deps.payouts.conciliate(new Date(), { tenantId: ten.id }), { notices: 1 });
+  const back = await until(() => get(r.body.id, ten.liveKey), (x) => x.body.status === 'returned');
+  t.match(back.body.failure_reason, /causa de devolución 1/);
+  t.match(await a.app.deps.payouts.conciliate(new Date(), { tenantId: ten.id }), { notices: 0 }, 'conciliated: nothing left to say');
+  t.ok(fake.conciliaCalls.length > calls, 'STP was asked with consOrdenesFech');
+  const [notes] = await a.app.deps.sql`select count(*)::int as n from inbox where subject_id = ${r.body.id} and source = 'conciliation:stp'`;
+  t.equal(notes.n, 2, 'two notices, each asked about (processed)');
+  t.equal(fake.registraCalls.get(sent.body.tracking_key), 1, 'one registraOrden');
+});
+
 t.test('STP callbacks: a forged one changes nothing; bad bodies and other companies are refused', async (t) => {
   fake.initialEstado = 'E';
   const r = await create(body({ amount_minor: 5_555 }), ten.liveKey);

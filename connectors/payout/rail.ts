@@ -65,6 +65,18 @@ export interface PayoutRail {
   status(ref: OrderRef): Promise<RailState | null>;
   /** Reads a status callback's body (raw bytes as received). Throws RailCallbackError on one it cannot read. */
   parseCallback(raw: string): CallbackNotice;
+  /**
+   * The day's conciliation: every order the tenant's account sent on an operation day (YYYYMMDD,
+   * Mexico City) with the state the rail gives it now. Like a callback, a claim: a payout it
+   * disagrees with gets a notice, and the payout's outbound call asks the rail (status).
+   */
+  conciliate(tenantId: string, livemode: boolean, operationDate: string): Promise<ConciliatedOrder[]>;
+}
+
+/** One order of an operation day as the rail's conciliation lists it: our tracking key and its state. */
+export interface ConciliatedOrder {
+  trackingKey: string;
+  state: RailState;
 }
 
 /**

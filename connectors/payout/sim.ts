@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Sql } from '../../kernel/db.js';
 import { maskClabe } from '../../formats/clabe.js';
-import { RailCallbackError, type CallbackNotice, type OrderRef, type PayoutOrder, type PayoutRail, type RailState } from './rail.js';
+import { RailCallbackError, type CallbackNotice, type ConciliatedOrder, type OrderRef, type PayoutOrder, type PayoutRail, type RailState } from './rail.js';
 
 /** The failure of a beneficiary named FAIL. */
 export const SIM_FAIL = { code: 'beneficiary_rejected', reason: 'The beneficiary bank rejected the transfer (simulated: beneficiary_name FAIL).' } as const;
@@ -66,6 +66,16 @@ export class SimPayoutRail implements PayoutRail {
     const rows = await this.sql`
       update sim_payout_orders set status_queries = status_queries + 1 where key = ${ref.key} returning *`;
     return rows.length ? stateOf(rows[0]) : null;
+  }
+
+  /** The orders of the tenant registered on an operation day (Mexico City), with their state now. */
+  async conciliate(tenantId: string, livemode: boolean, operationDate: string): Promise<ConciliatedOrder[]> {
+    const rows = await this.sql`
+      select * from sim_payout_orders
+       where tenant_id = ${tenantId} and livemode = ${livemode}
+         and to_char(created_at at time zone 'America/Mexico_City', 'YYYYMMDD') = ${operationDate}
+       order by created_at`;
+    return rows.map((r) => ({ trackingKey: r.tracking_key as string, state: stateOf(r) }));
   }
 
   /** The body of a status callback the sim rail would send for an order (JSON, like STP's). */

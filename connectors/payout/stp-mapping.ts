@@ -6,7 +6,7 @@
 // confidence mark per claim. The parts that are not confirmed are kept in the tables marked [U]
 // below, in this file only.
 import { createSign, type KeyObject } from 'node:crypto';
-import { RailCallbackError, type CallbackNotice, type PayoutOrder, type RailState } from './rail.js';
+import { RailCallbackError, type CallbackNotice, type PayoutOrder, type RailState, type ConciliatedOrder } from './rail.js';
 import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 /** Any 18-digit run (a CLABE) in a text from STP, masked like every CLABE we show (bank code and last four). */
@@ -126,11 +126,8 @@ export function consultaFechaBody(empresa: string, fechaOperacion: string | unde
   return body;
 }
 
-/** One sent order of a day as consOrdenesFech lists it: our tracking key and its state. */
-export interface ConciliatedOrder {
-  trackingKey: string;
-  state: RailState;
-}
+/** One sent order of a day as consOrdenesFech lists it (rail.ts). */
+export type { ConciliatedOrder };
 
 /** consOrdenesFech's answer: `{resultado: {id: 1, lst: [...]}}`, or id -100 "No se encontraron ordenes" (none) [C]. */
 export function mapConciliacion(body: unknown): ConciliatedOrder[] {

@@ -91,6 +91,19 @@ export function payoutConformance(t: Test, h: RailHarness) {
     t.match(await h.rail.status(o), { state: 'returned', code: String, reason: String });
   });
 
+  t.test(`${h.name}: the day's conciliation lists the orders sent that day with their state now`, async (t) => {
+    const paid = newOrder(h);
+    await h.settle(paid, await h.rail.send(paid));
+    const ret = newOrder(h);
+    const sentRet = await h.rail.send(ret);
+    await h.settle(ret, sentRet);
+    await h.returnPaid(ret, sentRet);
+    const day = await h.rail.conciliate(h.tenantId, h.livemode, paid.operationDate);
+    t.match(day.find((x) => x.trackingKey === paid.trackingKey), { state: { state: 'paid' } }, 'a paid order');
+    t.match(day.find((x) => x.trackingKey === ret.trackingKey), { state: { state: 'returned', code: String, reason: String } }, 'a devolución, as the rail has it now');
+    t.same(await h.rail.conciliate(h.tenantId, h.livemode, '20000101'), [], 'a day without orders');
+  });
+
   t.test(`${h.name}: a status callback names the order and is only a claim`, async (t) => {
     const o = newOrder(h);
     const sent = await h.rail.send(o);
