@@ -11,9 +11,10 @@ export async function auditSnapshot(sql: Sql, path: string, p: Readonly<Record<s
   if (path.includes('/refund_approvals/') && uuid(p.approvalId)) return one(sql`select id, status, amount_minor, currency, requested_by, approver from refund_approvals where id = ${p.approvalId} and tenant_id = ${p.tenantId}`);
   if (path.includes('/payout_approvals/') && uuid(p.approvalId)) return one(sql`select id, status, amount_minor, currency, clabe_masked, requested_by, approver from payout_approvals where id = ${p.approvalId} and tenant_id = ${p.tenantId}`);
   if (path.includes('/connect/accounts/') && uuid(p.id)) return one(sql`select id, status, sub_merchant_name from connect_accounts where id = ${p.id} and tenant_id = ${p.tenantId}`);
-  if (path.includes('/api_keys/') && uuid(p.keyId)) return one(sql`select id, livemode, scopes, revoked_at from api_keys where id = ${p.keyId} and tenant_id = ${p.tenantId}`);
+  if (path.includes('/api_keys/') && uuid(p.keyId)) return one(sql`select id, livemode, scopes, revoked_at is not null as revoked from api_keys where id = ${p.keyId} and tenant_id = ${p.tenantId}`);
   if (path.includes('/risk_rules/') && uuid(p.ruleId)) return one(sql`select id, field, operator, value, action, active from risk_rules where id = ${p.ruleId} and tenant_id = ${p.tenantId}`);
-  if (/\/(settings|payout_settings)$/.test(path) && uuid(p.tenantId)) return one(sql`select settings from tenants where id = ${p.tenantId}`);
+  // The settings themselves (not wrapped), so `before` and `after` (the settings answered) compare key by key.
+  if (/\/(settings|payout_settings)$/.test(path) && uuid(p.tenantId)) return ((await one(sql`select settings from tenants where id = ${p.tenantId}`))?.settings as Record<string, unknown> | undefined) ?? null;
   return null;
 }
 

@@ -110,10 +110,13 @@ if (why) {
 
     // The audit log shows both operators' actions.
     await B.page.locator('nav').getByRole('button', { name: 'Auditoría', exact: true }).click();
-    await B.page.getByRole('cell', { name: 'terminal.deactivate' }).first().waitFor();
+    await B.page.getByLabel('Comercio').fill(ten.id);
+    await B.page.getByRole('button', { name: 'Filtrar' }).click();
+    const log = B.page.getByRole('table', { name: new RegExp(`filtro: tenant_id=${ten.id}`) });
+    await log.getByRole('cell', { name: 'terminal.deactivate' }).first().waitFor();
     t.same(await axe(B.page), [], 'audit log: no serious or critical axe violation');
     await shot(B.page, 'operator-audit.png');
-    const text = await B.page.locator('table').innerText();
+    const text = await log.innerText();
     t.match(text, /payout_approval\.approve\.requested/);
     t.match(text, /operator_decision\.approve/);
     t.match(text, new RegExp(ana.email.replace(/[+.]/g, '\\$&')));

@@ -175,9 +175,13 @@ if (why) {
     await nav(page, 'Comercios');
     await page.getByRole('button', { name: `Abrir Bodega ${tag}` }).click();
     await page.getByLabel('Umbral de reembolso con cuatro ojos (centavos)').fill('7000');
-    await page.getByRole('button', { name: 'Guardar' }).click();
+    await page.getByRole('button', { name: 'Guardar', exact: true }).click();
     await flash(page, /Ajustes guardados/);
     t.equal((await a.app.deps.sql`select settings->>'refund_approval_threshold_minor' as v from tenants where id = ${other.id}`)[0]!.v, '7000');
+    await page.getByLabel('Umbral de transferencias con cuatro ojos (centavos)').fill('250000');
+    await page.getByRole('button', { name: 'Guardar umbral' }).click();
+    await flash(page, /Umbral de transferencias guardado/);
+    t.equal((await a.app.deps.sql`select settings->>'payout_approval_threshold_minor' as v from tenants where id = ${other.id}`)[0]!.v, '250000');
     await page.getByRole('button', { name: `Revocar ${other.liveKeyId.slice(0, 8)}` }).click();
     await confirm(page);
     await flash(page, /Revocar llave: hecho/);
@@ -197,6 +201,33 @@ if (why) {
     await confirm(P.page);
     await flash(P.page, /hecho/);
     t.equal((await a.call('GET', '/v1/customers', { key: other.testKey })).status, 200, 'released by the second operator');
+
+    // ---- the audit log of that tenant: who, why, what changed; its export ---------------------
+    await nav(page, 'Auditoría');
+    await page.getByLabel('Comercio').fill(other.id);
+    await page.getByRole('button', { name: 'Filtrar' }).click();
+    const log = page.getByRole('table', { name: new RegExp(`filtro: tenant_id=${other.id}`) });
+    await log.getByRole('cell', { name: 'tenant.release', exact: true }).waitFor();
+    const settingsRow = log.getByRole('row').filter({ hasText: 'tenant.settings' });
+    t.match(await settingsRow.innerText(), /refund_approval_threshold_minor: ∅ → 7000/, 'the change, key by key');
+    t.match(await log.getByRole('row').filter({ hasText: 'tenant.suspend' }).innerText(), /Investigación de fraude[\s\S]*suspended: false → true/);
+    const release = await log.getByRole('row').filter({ hasText: 'four-eyes: asked by' }).innerText();
+    t.ok(release.includes('tenant.release') && release.includes(pablo.email) && release.includes(`Investigación cerrada · four-eyes: asked by ${olga.email}, approved by ${pablo.email}`), `released by Pablo, asked by Olga: ${release}`);
+    const revoked = await log.getByRole('row').filter({ hasText: 'api_key.revoke' }).innerText();
+    t.match(revoked, new RegExp(`api_key ${other.liveKeyId.slice(0, 8)}[\\s\\S]*revoked: false → true`), 'the key revocation, named as such, on the key');
+    t.match(await log.getByRole('row').filter({ hasText: 'tenant.payout_settings' }).innerText(), /payout_approval_threshold_minor: ∅ → 250000/);
+    const texts = await log.locator('tbody tr').allInnerTexts();
+    t.ok(texts.every((x) => !x.includes(`Plaza ${tag}`)), 'only the filtered tenant');
+    t.same(await axe(page), [], 'audit log: no serious or critical axe violation');
+    await shot(page, 'operator-audit-filtered.png');
+    const csvHref = await page.getByRole('link', { name: 'Exportar CSV' }).getAttribute('href');
+    t.match(csvHref, `tenant_id=${other.id}`, 'the export takes the filter');
+    const csv = await page.request.get(`${a.url}${csvHref}`);
+    t.equal(csv.status(), 200);
+    const body = await csv.text();
+    t.match(body, /tenant\.suspend/);
+    t.match(body, /refund_approval_threshold_minor/, 'before/after in the export');
+    t.equal(body.split('\r\n').filter((l) => l && !l.includes(other.id) && !l.startsWith('seq') && !l.startsWith('id')).length, 0, 'every exported row is of that tenant');
 
     // ---- test mode: an inbound SPEI payment and a payout return, from the screen -------------
     const spei = await a.call('POST', '/v1/payment_intents', { key, body: { amount_minor: 15_000, currency: 'MXN' }, headers: idem() });

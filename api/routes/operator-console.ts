@@ -151,7 +151,10 @@ const snapshot = (ctx: RequestContext, path: string) => ctx.deps.audit.snapshot(
 
 /** `risk_review.approve` from `/admin/tenants/{tenantId}/risk_reviews/{reviewId}/approve`, else method and path. */
 export function actionOf(method: string, path: string): string {
-  const m = /\/([a-z_]+)\/\{[A-Za-z]+\}\/([a-z-]+)$/.exec(path);
+  // DELETE of an item (the only one: an API key) revokes it.
+  const del = method === 'DELETE' ? /\/([a-z_]+)\/\{[A-Za-z]+\}$/.exec(path) : null;
+  if (del) return `${del[1]!.replace(/s$/, '')}.revoke`;
+  const m = /\/([a-z_]+)\/\{[A-Za-z]+\}\/([a-z_-]+)$/.exec(path);
   if (m) return `${m[1]!.replace(/s$/, '').replace(/^application$/, 'onboarding_application')}.${m[2]!.replace(/-/g, '_')}`;
   return `${method} ${path}`;
 }
@@ -167,6 +170,12 @@ function headerReason(ctx: RequestContext): string | undefined {
   }
 }
 
+/** The kind of the audited object: the collection of a trailing `{id}` (`api_keys/{keyId}`), else the one before the verb (`tenants/{tenantId}/suspend`). */
+const targetKindOf = (path: string) => {
+  const named = path.split('/').filter((s) => s && !s.startsWith('{'));
+  return ((path.endsWith('}') ? named.at(-1) : named.at(-2)) ?? 'admin').replace(/s$/, '');
+};
+
 const targetOf = (p: Readonly<Record<string, string>>) => p.id ?? p.approvalId ?? p.reviewId ?? p.keyId ?? p.ruleId ?? p.tenantId;
 
 /** Runs an /admin handler and writes its audit row (a change that answered below 400). */
@@ -179,7 +188,7 @@ async function audited(r: RouteDef, ctx: RequestContext, extraReason?: string): 
     const reason = [typeof body?.reason === 'string' ? body.reason : headerReason(ctx), extraReason].filter(Boolean).join(' · ') || undefined;
     const after = out.body && typeof out.body === 'object' && !Array.isArray(out.body) ? (out.body as Record<string, unknown>) : null;
     await ctx.deps.audit.append({
-      actor: auditActorOf(ctx), action: actionOf(r.method, r.path), tenantId: ctx.params.tenantId, targetKind: (r.path.split('/').filter((s) => s && !s.startsWith('{')).slice(-2, -1)[0] ?? 'admin').replace(/s$/, ''),
+      actor: auditActorOf(ctx), action: actionOf(r.method, r.path), tenantId: ctx.params.tenantId, targetKind: targetKindOf(r.path),
       targetId: targetOf(ctx.params), reason, before, after, requestId: ctx.requestId,
     });
   }

@@ -43,6 +43,14 @@ function flash(kind, text) {
   if (f) { f.className = `flash ${kind}`; f.textContent = text; f.hidden = false; f.focus(); }
 }
 
+/** The outcome of an action, shown once the screen is drawn again with its result (then focused, for screen readers). */
+async function report(kind, text) {
+  state.flash = { kind, text };
+  await render();
+  const f = document.getElementById('flash');
+  if (f) f.focus();
+}
+
 function table(caption, cols, rows, empty) {
   if (!rows.length) return h('p', { class: 'empty' }, empty);
   return h('table', {},
@@ -80,10 +88,9 @@ async function act(title, what, method, path, body = {}, opts = {}) {
   // X-Operator-Reason, which the audit row records for operations whose body has no reason.
   const payload = body === undefined ? undefined : { ...body, ...(reason && opts.field ? { [opts.field]: reason } : {}) };
   const r = await call(method, path, payload, reason ? { 'x-operator-reason': encodeURIComponent(reason) } : {});
-  if (r.status === 202) flash('info', `Pedido: otro operador debe aprobarlo (cuatro ojos). Decisión ${short(r.body.id)}.`);
-  else if (r.status < 400) flash('ok', `${title}: hecho.`);
-  else flash('error', errText(r));
-  await render();
+  if (r.status === 202) await report('info', `Pedido: otro operador debe aprobarlo (cuatro ojos). Decisión ${short(r.body.id)}.`);
+  else if (r.status < 400) await report('ok', `${title}: hecho.`);
+  else await report('error', errText(r));
   return r;
 }
 
@@ -210,8 +217,7 @@ async function risk() {
         e.preventDefault();
         const value = /^\d+$/.test(v.value) ? Number(v.value) : v.value;
         const r2 = await call('POST', `${API}/tenants/${state.rulesTenant}/risk_rules`, { field: f.value, operator: o.value, value, action: a.value });
-        flash(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? 'Regla agregada.' : errText(r2));
-        render();
+        await report(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? 'Regla agregada.' : errText(r2));
       } }, h('label', { for: 'rule-field', text: 'Campo' }), f, h('label', { for: 'rule-op', text: 'Operador' }), o, h('label', { for: 'rule-value', text: 'Valor' }), v, h('label', { for: 'rule-action', text: 'Acción' }), a, h('button', { class: 'primary' }, 'Agregar regla')));
     }
   }
@@ -293,6 +299,7 @@ async function tenantView(id) {
   if (r.status >= 400) return [h('p', { class: 'flash error', text: errText(r) })];
   const t = r.body;
   const threshold = h('input', { id: 'threshold', type: 'number', min: 1, value: t.settings && t.settings.refund_approval_threshold_minor ? t.settings.refund_approval_threshold_minor : '' });
+  const payoutThreshold = h('input', { id: 'payout-threshold', type: 'number', min: 1, value: t.settings && t.settings.payout_approval_threshold_minor ? t.settings.payout_approval_threshold_minor : '' });
   return [h('h1', { text: t.name }),
     h('p', {}, h('span', { class: `badge ${t.suspended ? 'suspended' : 'active'}`, text: t.suspended ? `suspendido: ${t.suspended_reason || ''}` : 'activo' })),
     can('tenants') ? h('div', { class: 'actions' }, t.suspended
@@ -303,9 +310,13 @@ async function tenantView(id) {
     can('tenants') ? h('form', { class: 'inline', onsubmit: async (e) => {
       e.preventDefault();
       const r2 = await call('PATCH', `${API}/tenants/${id}/settings`, threshold.value ? { refund_approval_threshold_minor: Number(threshold.value) } : { refund_approval_disabled: true });
-      flash(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? 'Ajustes guardados.' : errText(r2));
-      render();
+      await report(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? 'Ajustes guardados.' : errText(r2));
     } }, h('label', { for: 'threshold', text: 'Umbral de reembolso con cuatro ojos (centavos)' }), threshold, h('button', { class: 'secondary' }, 'Guardar')) : null,
+    can('tenants') ? h('form', { class: 'inline', onsubmit: async (e) => {
+      e.preventDefault();
+      const r2 = await call('PATCH', `${API}/tenants/${id}/payout_settings`, payoutThreshold.value ? { payout_approval_threshold_minor: Number(payoutThreshold.value) } : { payout_approval_disabled: true });
+      await report(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? 'Umbral de transferencias guardado.' : errText(r2));
+    } }, h('label', { for: 'payout-threshold', text: 'Umbral de transferencias con cuatro ojos (centavos)' }), payoutThreshold, h('button', { class: 'secondary' }, 'Guardar umbral')) : null,
     h('p', { class: 'actions' },
       h('button', { class: 'link', onclick: () => { state.terminalsTenant = id; go('terminals'); } }, 'Terminales de este comercio'),
       h('button', { class: 'link', onclick: () => { state.tenant = null; render(); } }, '← Todos los comercios'))];
@@ -329,8 +340,7 @@ async function terminals() {
         const branch = await confirmAction('Reasignar terminal', 'Escribe la nueva sucursal; la caja se conserva.', { label: 'Sucursal nueva' });
         if (!branch) return;
         const r2 = await call('POST', `${base}/${x.id}/reassign`, { branch });
-        flash(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? 'Terminal reasignada.' : errText(r2));
-        render();
+        await report(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? 'Terminal reasignada.' : errText(r2));
       } }, `Reasignar ${x.serial}`)) : '')],
   ], r.body.data, 'Este comercio no tiene terminales.'));
   if (can('terminals')) {
@@ -342,8 +352,7 @@ async function terminals() {
     out.push(h('h2', { text: 'Registrar terminal' }), h('form', { class: 'inline', onsubmit: async (e) => {
       e.preventDefault();
       const r2 = await call('POST', base, { serial: serial.value, branch: branch.value, ...(reg.value ? { register: reg.value } : {}), livemode: live.checked, activate: activate.checked });
-      flash(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? `Terminal ${r2.body.serial} registrada (${r2.body.status}).` : errText(r2));
-      render();
+      await report(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? `Terminal ${r2.body.serial} registrada (${r2.body.status}).` : errText(r2));
     } }, h('label', { for: 't-serial', text: 'Número de serie' }), serial, h('label', { for: 't-branch', text: 'Sucursal' }), branch, h('label', { for: 't-register', text: 'Caja' }), reg,
       h('label', { class: 'check' }, live, ' Modo real'), h('label', { class: 'check' }, activate, ' Activar ya'), h('button', { class: 'primary' }, 'Registrar')));
   }
@@ -389,12 +398,33 @@ async function testing() {
       h('label', { for: 'p-tenant', text: 'Comercio' }), t2, h('label', { for: 'p-id', text: 'Id de la transferencia' }), po, h('button', { class: 'primary' }, 'Simular devolución'))];
 }
 
+/**
+ * What changed between an audit row's before and after, key by key: the keys `after` records (a
+ * removed value is recorded as null) whose value differs from `before`; ids and object names left out.
+ */
+function changes(before, after) {
+  const b = before && typeof before === 'object' ? before : {};
+  const a = after && typeof after === 'object' ? after : {};
+  const show = (v) => (v === undefined || v === null ? '∅' : typeof v === 'object' ? JSON.stringify(v) : String(v)).slice(0, 60);
+  const keys = Object.keys(a).filter((k) => !['id', 'object', 'tenant_id', 'created_at', 'updated_at'].includes(k) && JSON.stringify(b[k]) !== JSON.stringify(a[k]));
+  if (!keys.length) return before || after ? 'sin cambios' : '—';
+  return h('ul', { class: 'changes' }, keys.slice(0, 8).map((k) => h('li', {}, h('code', { text: k }), `: ${show(b[k])} → ${show(a[k])}`)), keys.length > 8 ? h('li', { text: `y ${keys.length - 8} más` }) : null);
+}
+
 async function audit() {
-  const r = await call('GET', `${API}/audit_log?limit=100`);
+  const f = state.auditFilter || {};
+  const qs = new URLSearchParams(Object.entries(f).filter(([, v]) => v)).toString();
+  const r = await call('GET', `${API}/audit_log?limit=100${qs ? `&${qs}` : ''}`);
+  const tenant = h('input', { id: 'a-tenant', value: f.tenant_id || '', placeholder: 'id del comercio' });
+  const action = h('input', { id: 'a-action', value: f.action || '', placeholder: 'p. ej. tenant.release' });
+  const target = h('input', { id: 'a-target', value: f.target_id || '', placeholder: 'id del objeto' });
   return [h('h1', { text: 'Auditoría' }),
-    h('p', {}, h('a', { href: `${API}/audit_log/export?format=csv`, download: true }, 'Exportar CSV'), ' · ', h('a', { href: `${API}/audit_log/export?format=jsonl`, download: true }, 'Exportar JSON Lines')),
-    table('Acciones de operación (más recientes primero)', [['Cuándo', (x) => when(x.at)], ['Quién', (x) => `${x.actor.name || x.actor.id} (${x.actor.kind})`], ['Qué', (x) => x.action], ['Objeto', (x) => (x.target ? `${x.target.kind} ${short(x.target.id)}` : '—')], ['Por qué', (x) => x.reason || '—'],
-      ['Antes → después', (x) => `${x.before && x.before.status ? x.before.status : '∅'} → ${x.after && x.after.status ? x.after.status : x.after ? '…' : '∅'}`]], r.body ? r.body.data : [], 'Sin acciones.')];
+    h('form', { class: 'inline', onsubmit: (e) => { e.preventDefault(); state.auditFilter = { tenant_id: tenant.value.trim(), action: action.value.trim(), target_id: target.value.trim() }; render(); } },
+      h('label', { for: 'a-tenant', text: 'Comercio' }), tenant, h('label', { for: 'a-action', text: 'Acción' }), action, h('label', { for: 'a-target', text: 'Objeto' }), target, h('button', { class: 'secondary' }, 'Filtrar')),
+    h('p', {}, h('a', { href: `${API}/audit_log/export?format=csv${qs ? `&${qs}` : ''}`, download: true }, 'Exportar CSV'), ' · ', h('a', { href: `${API}/audit_log/export?format=jsonl${qs ? `&${qs}` : ''}`, download: true }, 'Exportar JSON Lines')),
+    r.status >= 400 ? h('p', { class: 'flash error', text: errText(r) }) : null,
+    table(`Acciones de operación (más recientes primero)${qs ? ` · filtro: ${Object.entries(f).filter(([, v]) => v).map(([k, v]) => `${k}=${v}`).join(', ')}` : ''}`, [['Cuándo', (x) => when(x.at)], ['Quién', (x) => `${x.actor.name || x.actor.id} (${x.actor.kind})`], ['Qué', (x) => x.action], ['Objeto', (x) => (x.target ? `${x.target.kind} ${short(x.target.id)}` : '—')], ['Por qué', (x) => x.reason || '—'],
+      ['Antes → después', (x) => changes(x.before, x.after)]], r.body && r.body.data ? r.body.data : [], 'Sin acciones.')];
 }
 
 async function operators() {
@@ -406,8 +436,7 @@ async function operators() {
     h('h2', { text: 'Agregar operador' }), h('form', { class: 'inline', onsubmit: async (e) => {
       e.preventDefault();
       const r2 = await call('POST', `${API}/operators`, { email: email.value, name: name.value, role: role.value });
-      flash(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? `Se envió a ${r2.body.email} un enlace para elegir contraseña.` : errText(r2));
-      render();
+      await report(r2.status < 400 ? 'ok' : 'error', r2.status < 400 ? `Se envió a ${r2.body.email} un enlace para elegir contraseña.` : errText(r2));
     } }, h('label', { for: 'o-email', text: 'Correo' }), email, h('label', { for: 'o-name', text: 'Nombre' }), name, h('label', { for: 'o-role', text: 'Rol' }), role, h('button', { class: 'primary' }, 'Agregar'))];
 }
 
