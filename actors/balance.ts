@@ -23,7 +23,7 @@ export async function balance(d: { readSql: Sql }, p: Principal, q: { currency?:
     select substr(l.account, ${ACCOUNT.length + 1}) as connector_key, l.currency,
            least(floor(extract(epoch from (${now}::timestamptz - e.created_at)) / 86400), ${MAX_AGE_DAYS})::int as age_days,
            sum(l.amount_minor)::bigint as amount
-      from journal_lines l join journal_entries e on e.id = l.entry_id
+      from journal_lines l join journal_entries e on e.id = l.entry_id and e.tenant_id = l.tenant_id
      where l.tenant_id = ${p.tenantId} and l.livemode = ${p.livemode}
        and l.account >= ${ACCOUNT} and l.account < ${ACCOUNT.slice(0, -1) + ';'}
        ${q.currency ? sql`and l.currency = ${q.currency}` : sql``}

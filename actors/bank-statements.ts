@@ -257,23 +257,23 @@ export async function reconciliation(deps: { sql: Sql }, p: Scope, id: string, q
            cf.occurred_at as charge_succeeded_at, cf.entry_id as capture_entry_id,
            l.deposit_entry_id, inv.id as invoice_id, inv.uuid_fiscal, inv.status as invoice_status
       from bank_statement_lines l
-      left join payment_intents pi on pi.id = l.payment_intent_id
-      left join attempts a on a.id = l.attempt_id
-      left join cash_facts cf on cf.kind = 'charge' and cf.source_id = l.attempt_id
+      left join payment_intents pi on pi.id = l.payment_intent_id and pi.tenant_id = l.tenant_id
+      left join attempts a on a.id = l.attempt_id and a.tenant_id = l.tenant_id
+      left join cash_facts cf on cf.kind = 'charge' and cf.source_id = l.attempt_id and cf.tenant_id = l.tenant_id
       left join lateral (select i.id, i.uuid_fiscal, i.status from invoices i
                           where i.payment_intent_id = l.payment_intent_id and i.tenant_id = l.tenant_id and i.livemode = l.livemode
                           order by (i.status = 'stamped') desc, i.created_at desc limit 1) inv on true
-     where l.statement_id = ${id} and l.id > ${after} ${status ? sql`and l.match_status = ${status}` : sql``}
+     where l.tenant_id = ${p.tenantId} and l.statement_id = ${id} and l.id > ${after} ${status ? sql`and l.match_status = ${status}` : sql``}
      order by l.id limit ${limit + 1}`;
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   const charges = await sql`
     select ch.*, pi.receipt_code, a.provider_ref, inv.uuid_fiscal
       from (${speiChargesOfPeriod(sql, sql`${p.tenantId}::uuid`, sql`${p.livemode}::boolean`, sql`${statement.period_start}`, sql`${statement.period_end}`)}) ch
-      join payment_intents pi on pi.id = ch.payment_intent_id
-      join attempts a on a.id = ch.attempt_id
+      join payment_intents pi on pi.id = ch.payment_intent_id and pi.tenant_id = ch.tenant_id
+      join attempts a on a.id = ch.attempt_id and a.tenant_id = ch.tenant_id
       left join lateral (select i.uuid_fiscal from invoices i where i.payment_intent_id = ch.payment_intent_id and i.tenant_id = ch.tenant_id and i.livemode = ch.livemode and i.status = 'stamped' limit 1) inv on true
-     where not exists (select 1 from bank_statement_lines m where m.attempt_id = ch.attempt_id and m.match_status = 'matched')
+     where not exists (select 1 from bank_statement_lines m where m.attempt_id = ch.attempt_id and m.tenant_id = ch.tenant_id and m.match_status = 'matched')
      order by ch.occurred_at, ch.attempt_id limit 1000`;
   return {
     object: 'bank_reconciliation' as const,
@@ -333,7 +333,7 @@ const isUniqueViolation = (e: unknown, constraint: string) => (e as { code?: str
  * tenant's succeeded SPEI charges, then posts the bank deposit entry of every matched line that has
  * none. Runs inside the caller's transaction, under the book's reconciliation lock.
  */
-async function matchStatement(tx: Db, statementId: string, toleranceDays: number, bank: string, by: 'import' | 'rematch') {
+async function matchStatement(tx: Db, p: Scope, statementId: string, toleranceDays: number, bank: string, by: 'import' | 'rematch') {
   // One statement: candidates → exact matches (one line per charge, one charge per line) and
   // partial ones → the lines updated → for each newly matched line its deposit entry (id kept on
   // the line) and the entry's two lines: bank account debited, the rail's clearing account (what
@@ -343,24 +343,24 @@ async function matchStatement(tx: Db, statementId: string, toleranceDays: number
     with open_lines as (
       select l.id, l.tenant_id, l.livemode, l.reference, l.credit_minor, l.value_date
         from bank_statement_lines l
-       where l.statement_id = ${statementId} and l.match_status <> 'matched' and l.reference is not null),
+       where l.tenant_id = ${p.tenantId} and l.statement_id = ${statementId} and l.match_status <> 'matched' and l.reference is not null),
     cand as (
       select ol.id as line_id, ol.credit_minor, ol.value_date, a.id as attempt_id, a.payment_intent_id, a.connector_key,
              cf.amount_minor + cf.tip_minor as total_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date as charge_date
         from open_lines ol
         join attempts a on a.provider_ref = ol.reference and a.tenant_id = ol.tenant_id and a.livemode = ol.livemode and a.method = 'spei'
-        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id
+        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id
       union
       select ol.id, ol.credit_minor, ol.value_date, a.id, a.payment_intent_id, a.connector_key,
              cf.amount_minor + cf.tip_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date
         from open_lines ol
         join payment_intents pi on pi.tenant_id = ol.tenant_id and pi.receipt_code = ol.reference and pi.livemode = ol.livemode
-        join attempts a on a.payment_intent_id = pi.id and a.method = 'spei'
-        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id),
+        join attempts a on a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id and a.method = 'spei'
+        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id),
     exact as (
       select c.* from cand c
        where c.total_minor = c.credit_minor and abs(c.value_date - c.charge_date) <= ${toleranceDays}
-         and not exists (select 1 from bank_statement_lines m where m.attempt_id = c.attempt_id and m.match_status = 'matched')),
+         and not exists (select 1 from bank_statement_lines m where m.attempt_id = c.attempt_id and m.tenant_id = ${p.tenantId} and m.match_status = 'matched')),
     -- one line per charge (the first in the file), then one charge per line
     per_charge as (select distinct on (attempt_id) * from exact order by attempt_id, line_id),
     per_line as (select distinct on (line_id) * from per_charge order by line_id, attempt_id),
@@ -377,7 +377,7 @@ async function matchStatement(tx: Db, statementId: string, toleranceDays: number
          set match_status = upd.st, attempt_id = upd.attempt_id, payment_intent_id = upd.payment_intent_id, matched_at = now(), matched_by = ${by},
              deposit_entry_id = case when upd.st = 'matched' then gen_random_uuid() end
         from upd
-       where l.id = upd.line_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)
+       where l.tenant_id = ${p.tenantId} and l.id = upd.line_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)
       returning l.id, l.deposit_entry_id, l.tenant_id, l.livemode, l.payment_intent_id, l.credit_minor, l.currency, upd.connector_key),
     e as (
       insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id, memo)
@@ -445,7 +445,7 @@ export async function importStatement(deps: { sql: Sql }, p: Scope, input: Impor
                         ${part.map((l) => l.reference)}::text[], ${part.map((l) => String(l.creditMinor))}::bigint[]) as x(r, d, t, ref, c)
            order by r`;
       }
-      await matchStatement(tx, id, params.toleranceDays, params.bank, 'import');
+      await matchStatement(tx, p, id, params.toleranceDays, params.bank, 'import');
     });
   } catch (e) {
     // The same file imported concurrently: the other import won; answer its statement.
@@ -465,7 +465,7 @@ export async function rematchStatement(deps: { sql: Sql }, p: Scope, id: string)
   if (!s) throw new ApiError('bank_statement.not_found');
   await sql.begin(async (tx) => {
     await lockBook(tx, p);
-    await matchStatement(tx, id, Number(s.tolerance_days), s.bank as string, 'rematch');
+    await matchStatement(tx, p, id, Number(s.tolerance_days), s.bank as string, 'rematch');
   });
   return readStatement(sql, p, id);
 }
@@ -489,7 +489,7 @@ export const bankStatementsCapability: Capability = {
         const [a] = await tx`
           select a.id, a.provider_ref, a.connector_key, pi.receipt_code, pi.amount_minor + pi.tip_minor as total_minor,
                  pg_advisory_xact_lock_shared(orq_bank_recon_lock_key(a.tenant_id, a.livemode)) as locked
-            from attempts a join payment_intents pi on pi.id = a.payment_intent_id
+            from attempts a join payment_intents pi on pi.id = a.payment_intent_id and pi.tenant_id = a.tenant_id
            where a.payment_intent_id = ${e.entityId} and a.tenant_id = ${e.tenantId} and a.livemode = ${e.livemode}
              and a.method = 'spei' and a.status in ('captured', 'settled')
            order by a.created_at desc limit 1`;
@@ -497,8 +497,8 @@ export const bankStatementsCapability: Capability = {
         const refs = [a.provider_ref as string | null, a.receipt_code as string].filter((x): x is string => !!x);
         const lines = await tx`
           select l.id, l.credit_minor, l.value_date::text as value_date, l.match_status, l.currency, s.tolerance_days, s.bank,
-                 exists (select 1 from bank_statement_lines m where m.attempt_id = ${a.id as string} and m.match_status = 'matched') as charge_taken
-            from bank_statement_lines l join bank_statements s on s.id = l.statement_id
+                 exists (select 1 from bank_statement_lines m where m.attempt_id = ${a.id as string} and m.tenant_id = ${e.tenantId} and m.match_status = 'matched') as charge_taken
+            from bank_statement_lines l join bank_statements s on s.id = l.statement_id and s.tenant_id = l.tenant_id
            where l.tenant_id = ${e.tenantId} and l.livemode = ${e.livemode} and l.match_status <> 'matched' and l.reference in ${sql(refs)}
            order by l.id
              for update of l`;

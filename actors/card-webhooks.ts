@@ -31,7 +31,7 @@ export class CardWebhooks {
         await tx`
           insert into inbox (id, tenant_id, livemode, kind, source, subject_id, dedupe_key, payload, processed_at)
           values (gen_random_uuid(), ${tenantId}, ${attempt.livemode}, 'attempt.dispute', ${`webhook:${connector}`}, ${attempt.id}, ${`${connector}:${tenantId}:${eventId}`}, ${tx.json({ type } as never)}, now())
-          on conflict (dedupe_key) do nothing`;
+          on conflict (dedupe_key, tenant_id) do nothing`;
         await openDispute(tx, attempt.id, reason ?? 'general');
       });
       return { ...ack, matched: true };

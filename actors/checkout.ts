@@ -122,8 +122,8 @@ export async function publicConfirm(deps: { sql: Sql; payments: Pick<PaymentInte
   // (by the link's primary key: metadata is text, and a merchant's own metadata may hold anything)
   const [link] = await deps.sql`
     select l.active, l.paid_at from payment_intents pi join payment_links l
-        on l.id = case when pi.metadata->>'payment_link_id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then (pi.metadata->>'payment_link_id')::uuid end
-     where pi.id = ${id}`;
+        on l.tenant_id = pi.tenant_id and l.id = case when pi.metadata->>'payment_link_id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then (pi.metadata->>'payment_link_id')::uuid end
+     where pi.id = ${id} and pi.tenant_id = ${owner.tenantId}`;
   if (link && !link.active && !link.paid_at) throw new ApiError('payment_intent.not_confirmable', 'This payment link is no longer active.');
   const p = { tenantId: owner.tenantId, livemode: owner.livemode, keyId: 'public_checkout', scopes: [] };
   const res = await deps.payments.confirm(p, id, { payment_token: body.payment_token, payment_method: body.payment_method, tip_minor: body.tip_minor, return_url: body.return_url, ...(caller?.ip ? { payer_ip: caller.ip } : {}) });
@@ -197,9 +197,9 @@ export async function checkoutConfig(deps: { sql: Sql; routing?: { tokenizerFor(
   const owner = await authorize(deps, id, secret, caller);
   const [row] = await deps.sql`
     select pi.*, t.name as merchant, t.settings, l.concepto, fp.self_invoice_slug,
-           (select a.status from attempts a where a.payment_intent_id = pi.id order by a.created_at desc limit 1) as attempt_status
+           (select a.status from attempts a where a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id order by a.created_at desc limit 1) as attempt_status
       from payment_intents pi join tenants t on t.id = pi.tenant_id
-      left join payment_links l on l.id::text = pi.metadata->>'payment_link_id'
+      left join payment_links l on l.id::text = pi.metadata->>'payment_link_id' and l.tenant_id = pi.tenant_id
       left join fiscal_profiles fp on fp.tenant_id = pi.tenant_id and fp.livemode = pi.livemode and fp.self_invoice_enabled
      where pi.id = ${id} and pi.tenant_id = ${owner.tenantId}`;
   const amount = Number(row.amount_minor);

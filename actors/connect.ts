@@ -247,7 +247,7 @@ export class Connect {
     if (!transferIds.length) return out;
     const rows = await this.d.sql`
       select s.transfer_id, s.id, s.connect_account_id, s.amount_minor, s.payout_id, p.status as payout_status
-        from connect_splits s join payouts p on p.id = s.payout_id
+        from connect_splits s join payouts p on p.id = s.payout_id and p.tenant_id = s.tenant_id
        where s.transfer_id in ${this.d.sql(transferIds)} order by s.transfer_id, s.position`;
     for (const r of rows) {
       const list = out.get(r.transfer_id as string) ?? [];

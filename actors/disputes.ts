@@ -40,7 +40,7 @@ export async function openDispute(tx: Db, attemptId: string, reason: string): Pr
     const rows = await tx`
       insert into disputes (id, tenant_id, livemode, payment_intent_id, attempt_id, amount_minor, currency, reason, status, evidence_due_by)
       values (${id}, ${a.tenant_id}, ${a.livemode}, ${a.payment_intent_id}, ${a.id}, ${a.amount_minor}, ${a.currency}, ${reason}, 'needs_response', ${new Date(now.getTime() + EVIDENCE_WINDOW_MS)})
-      on conflict (attempt_id) do nothing returning id`;
+      on conflict (attempt_id, tenant_id) do nothing returning id`;
     if (!rows.length) return;
     await postEntry(tx, {
       tenantId: a.tenant_id as string,

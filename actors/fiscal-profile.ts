@@ -106,25 +106,35 @@ export async function putFiscalProfile(deps: FiscalDeps & { log: Logger }, p: Pr
   const pw = body.pac_password === undefined ? undefined : body.pac_password === '' ? null : seal(deps.secrets, body.pac_password, ctx(p.tenantId, p.livemode, 'pac_password'));
   const sql = deps.sql;
   try {
-    const [row] = await sql`
-      insert into fiscal_profiles (tenant_id, livemode, rfc, nombre, regimen_fiscal, cp, serie, pac_provider, pac_user, pac_password_enc,
-        self_invoice_enabled, self_invoice_slug, csd_cer, csd_key_enc, csd_password_enc, csd_no_certificado, csd_valid_from, csd_valid_to, created_at, updated_at)
-      values (${p.tenantId}, ${p.livemode}, ${rfc.rfc}, ${nombre}, ${body.regimen_fiscal}, ${body.cp}, ${body.serie ?? 'F'}, ${body.pac_provider}, ${body.pac_user ?? null}, ${pw ?? null},
-        ${body.self_invoice_enabled ?? false}, ${body.self_invoice_slug ?? null}, ${csdCols?.csd_cer ?? null}, ${csdCols?.csd_key_enc ?? null}, ${csdCols?.csd_password_enc ?? null},
-        ${csdCols?.csd_no_certificado ?? null}, ${csdCols?.csd_valid_from ?? null}, ${csdCols?.csd_valid_to ?? null}, ${now}, ${now})
-      on conflict (tenant_id, livemode) do update set
-        rfc = excluded.rfc, nombre = excluded.nombre, regimen_fiscal = excluded.regimen_fiscal, cp = excluded.cp, serie = excluded.serie,
-        pac_provider = excluded.pac_provider, pac_user = excluded.pac_user,
-        pac_password_enc = ${pw === undefined ? sql`fiscal_profiles.pac_password_enc` : sql`excluded.pac_password_enc`},
-        self_invoice_enabled = excluded.self_invoice_enabled, self_invoice_slug = excluded.self_invoice_slug,
-        csd_cer = ${csdCols ? sql`excluded.csd_cer` : sql`fiscal_profiles.csd_cer`},
-        csd_key_enc = ${csdCols ? sql`excluded.csd_key_enc` : sql`fiscal_profiles.csd_key_enc`},
-        csd_password_enc = ${csdCols ? sql`excluded.csd_password_enc` : sql`fiscal_profiles.csd_password_enc`},
-        csd_no_certificado = ${csdCols ? sql`excluded.csd_no_certificado` : sql`fiscal_profiles.csd_no_certificado`},
-        csd_valid_from = ${csdCols ? sql`excluded.csd_valid_from` : sql`fiscal_profiles.csd_valid_from`},
-        csd_valid_to = ${csdCols ? sql`excluded.csd_valid_to` : sql`fiscal_profiles.csd_valid_to`},
-        updated_at = excluded.updated_at
-      returning *`;
+    // The slug's entry in the directory the public page reads (self_invoice_slugs, migration 0160:
+    // unique across tenants, a reference table under Citus): a slug another tenant holds fails here
+    // (23505, answered below), in the profile's transaction.
+    const row = await sql.begin(async (tx) => {
+      if (body.self_invoice_slug) {
+        await tx`insert into self_invoice_slugs (slug, tenant_id, livemode) values (${body.self_invoice_slug}, ${p.tenantId}, ${p.livemode})
+          on conflict (tenant_id, livemode) do update set slug = excluded.slug`;
+      } else await tx`delete from self_invoice_slugs where tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+      const [r] = await tx`
+        insert into fiscal_profiles (tenant_id, livemode, rfc, nombre, regimen_fiscal, cp, serie, pac_provider, pac_user, pac_password_enc,
+          self_invoice_enabled, self_invoice_slug, csd_cer, csd_key_enc, csd_password_enc, csd_no_certificado, csd_valid_from, csd_valid_to, created_at, updated_at)
+        values (${p.tenantId}, ${p.livemode}, ${rfc.rfc}, ${nombre}, ${body.regimen_fiscal}, ${body.cp}, ${body.serie ?? 'F'}, ${body.pac_provider}, ${body.pac_user ?? null}, ${pw ?? null},
+          ${body.self_invoice_enabled ?? false}, ${body.self_invoice_slug ?? null}, ${csdCols?.csd_cer ?? null}, ${csdCols?.csd_key_enc ?? null}, ${csdCols?.csd_password_enc ?? null},
+          ${csdCols?.csd_no_certificado ?? null}, ${csdCols?.csd_valid_from ?? null}, ${csdCols?.csd_valid_to ?? null}, ${now}, ${now})
+        on conflict (tenant_id, livemode) do update set
+          rfc = excluded.rfc, nombre = excluded.nombre, regimen_fiscal = excluded.regimen_fiscal, cp = excluded.cp, serie = excluded.serie,
+          pac_provider = excluded.pac_provider, pac_user = excluded.pac_user,
+          pac_password_enc = ${pw === undefined ? sql`fiscal_profiles.pac_password_enc` : sql`excluded.pac_password_enc`},
+          self_invoice_enabled = excluded.self_invoice_enabled, self_invoice_slug = excluded.self_invoice_slug,
+          csd_cer = ${csdCols ? sql`excluded.csd_cer` : sql`fiscal_profiles.csd_cer`},
+          csd_key_enc = ${csdCols ? sql`excluded.csd_key_enc` : sql`fiscal_profiles.csd_key_enc`},
+          csd_password_enc = ${csdCols ? sql`excluded.csd_password_enc` : sql`fiscal_profiles.csd_password_enc`},
+          csd_no_certificado = ${csdCols ? sql`excluded.csd_no_certificado` : sql`fiscal_profiles.csd_no_certificado`},
+          csd_valid_from = ${csdCols ? sql`excluded.csd_valid_from` : sql`fiscal_profiles.csd_valid_from`},
+          csd_valid_to = ${csdCols ? sql`excluded.csd_valid_to` : sql`fiscal_profiles.csd_valid_to`},
+          updated_at = excluded.updated_at
+        returning *`;
+      return r;
+    });
     // A profile whose RFC changed keeps no CSD of another RFC.
     if (row.csd_no_certificado && !csdCols && row.csd_cer) {
       const cert = loadCertRfc(row.csd_cer as Buffer);
@@ -221,6 +231,9 @@ export async function issuerFor(d: FiscalDeps, tenantId: string, livemode: boole
 /** The enabled self-invoice portal of a slug, or null (unknown or disabled: the same answer). */
 export async function issuerBySlug(d: FiscalDeps, slug: string): Promise<Issuer | null> {
   const sql = d.sql;
-  const [row] = await sql`select * from fiscal_profiles where self_invoice_slug = ${slug} and self_invoice_enabled`;
+  // The directory first (a reference table: no fan-out under Citus), then the tenant's own row.
+  const [dir] = await sql`select tenant_id, livemode from self_invoice_slugs where slug = ${slug}`;
+  if (!dir) return null;
+  const [row] = await sql`select * from fiscal_profiles where tenant_id = ${dir.tenant_id} and livemode = ${dir.livemode} and self_invoice_slug = ${slug} and self_invoice_enabled`;
   return row ? toIssuer(d, row) : null;
 }

@@ -187,7 +187,7 @@ export class OperatorDecisions {
 
   /** Asks for a second operator's decision; the open request for the same operation and target is answered as is. */
   async request(by: OperatorActor, q: { tenantId: string; livemode: boolean; action: DecisionAction; targetKind: string; targetId: string; reason?: string; snapshot?: Record<string, unknown> | null; params?: Record<string, string>; body?: Record<string, unknown>; amountMinor?: number; currency?: string }, requestId?: string): Promise<DecisionView> {
-    const open = await this.openId(q.action, q.targetId);
+    const open = await this.openId(q.tenantId, q.action, q.targetId);
     if (open) return this.get(open);
     const request: DecisionRequest = { action: q.action, target_kind: q.targetKind, target_id: q.targetId, ...(q.reason ? { reason: q.reason } : {}), snapshot: q.snapshot ?? null, params: q.params, body: q.body };
     try {
@@ -199,16 +199,16 @@ export class OperatorDecisions {
     } catch (e) {
       // Two operators asked at once: the unique open request (0153) is the other one's.
       if ((e as { code?: string }).code === '23505') {
-        const again = await this.openId(q.action, q.targetId);
+        const again = await this.openId(q.tenantId, q.action, q.targetId);
         if (again) return this.get(again);
       }
       throw e;
     }
   }
 
-  private async openId(action: string, targetId: string): Promise<string | undefined> {
+  private async openId(tenantId: string, action: string, targetId: string): Promise<string | undefined> {
     const [r] = await this.d.sql`
-      select id from approvals where subject_kind = 'operator_decision' and status = 'pending' and request->>'action' = ${action} and request->>'target_id' = ${targetId}`;
+      select id from approvals where tenant_id = ${tenantId} and subject_kind = 'operator_decision' and status = 'pending' and request->>'action' = ${action} and request->>'target_id' = ${targetId}`;
     return r?.id as string | undefined;
   }
 

@@ -83,7 +83,7 @@ export async function listRiskReviews(sql: Sql, q: { status?: string; limit?: nu
   const rows = await sql`
     select r.id, r.tenant_id, t.name as tenant_name, r.livemode, r.payment_intent_id, r.status, r.created_at, r.resolved_at,
            pi.amount_minor, pi.currency, rr.field, rr.operator, rr.value, rr.action
-      from risk_reviews r join tenants t on t.id = r.tenant_id join payment_intents pi on pi.id = r.payment_intent_id join risk_rules rr on rr.id = r.rule_id
+      from risk_reviews r join tenants t on t.id = r.tenant_id join payment_intents pi on pi.id = r.payment_intent_id and pi.tenant_id = r.tenant_id join risk_rules rr on rr.id = r.rule_id and rr.tenant_id = r.tenant_id
      where true ${q.status ? sql`and r.status = ${q.status}` : sql``}
      order by r.created_at desc, r.id desc limit ${lim(q.limit)}`;
   return { object: 'list' as const, data: rows.map((r) => compact({ id: r.id, object: 'risk_review', tenant_id: r.tenant_id, tenant_name: r.tenant_name, livemode: r.livemode, payment_intent_id: r.payment_intent_id, status: r.status, amount_minor: Number(r.amount_minor), currency: r.currency, rule: `${r.field} ${r.operator} ${JSON.stringify(r.value)} → ${r.action}`, created_at: iso(r.created_at), resolved_at: iso(r.resolved_at) })) };

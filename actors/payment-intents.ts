@@ -567,7 +567,7 @@ export class PaymentIntents {
       insert into inbox (id, tenant_id, livemode, kind, source, subject_id, dedupe_key, payload)
       values (${randomUUID()}, ${n.tenantId}, ${n.livemode}, 'attempt.notice', ${n.source}, ${n.attemptId}, ${n.dedupeKey ?? null},
               ${n.payload === undefined ? null : this.d.sql.json(n.payload as never)})
-      on conflict (dedupe_key) do update set dedupe_key = excluded.dedupe_key
+      on conflict (dedupe_key, tenant_id) do update set dedupe_key = excluded.dedupe_key
       returning id`;
     const inboxId = row.id as string;
     await this.d.enqueue(jobRequest(this.noticeJob, { inboxId, intentId: n.intentId })).catch((e) => this.d.log.warn('enqueue of a notice failed; the reconciler will replay it', { inboxId, err: e }));
@@ -580,7 +580,7 @@ export class PaymentIntents {
    */
   private async processNotice(inboxId: string) {
     const [n] = await this.d.sql`
-      select i.id, i.processed_at, a.id as attempt_id, a.payment_intent_id from inbox i join attempts a on a.id = i.subject_id where i.id = ${inboxId}`;
+      select i.id, i.processed_at, a.id as attempt_id, a.payment_intent_id from inbox i join attempts a on a.id = i.subject_id and a.tenant_id = i.tenant_id where i.id = ${inboxId}`;
     if (!n) return { skipped: 'unknown notice' };
     if (n.processed_at) return { skipped: 'processed' };
     return this.underLock(n.payment_intent_id as string, async (h) => {
@@ -668,7 +668,7 @@ export class PaymentIntents {
           run: async () => {
             const rows = await sql`
               -- acknowledged notices whose processing was lost (a flushed Redis, a dead worker)
-              select i.id, a.payment_intent_id from inbox i join attempts a on a.id = i.subject_id
+              select i.id, a.payment_intent_id from inbox i join attempts a on a.id = i.subject_id and a.tenant_id = i.tenant_id
                where i.kind = 'attempt.notice' and i.processed_at is null and ${untouchedSql(sql, 'i.received_at')}
                order by i.received_at limit 1000`;
             return rows.map((r) => jobRequest(this.noticeJob, { inboxId: r.id as string, intentId: r.payment_intent_id as string }));

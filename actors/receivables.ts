@@ -323,7 +323,7 @@ export class Receivables {
       hydrate: async (sql, id, scope, cmd) => {
         const [r] = await sql`
           select r.*, ${tenantOffsetMsSql(sql, 'r.tenant_id', 'r.livemode')} as clock_offset_ms
-            ${cmd?.kind === 'cancel' ? sql`, (select json_build_object('id', pi.id, 'status', pi.status) from payment_links l join payment_intents pi on pi.id = l.current_intent_id where l.id = r.payment_link_id) as link_intent` : sql``}
+            ${cmd?.kind === 'cancel' ? sql`, (select json_build_object('id', pi.id, 'status', pi.status) from payment_links l join payment_intents pi on pi.id = l.current_intent_id and pi.tenant_id = l.tenant_id where l.id = r.payment_link_id and l.tenant_id = r.tenant_id) as link_intent` : sql``}
           from receivables r
           where r.id = ${id} ${scope ? sql`and r.tenant_id = ${scope.tenantId} and r.livemode = ${scope.livemode}` : sql``}`;
         if (!r) return undefined;
@@ -366,8 +366,8 @@ export class Receivables {
     const view = await this.d.actor.run<HydratedReceivable, ReceivableCommand, void, ReceivableView>(this.def, p, id, { kind: 'cancel' }, { waitMs: 3000, idem, worker: false });
     // The link no longer opens an intent; the one it opened (a SPEI CLABE, an OXXO voucher) is canceled too.
     const [l] = await this.sql`
-      select pi.id, pi.status from payment_links l join payment_intents pi on pi.id = l.current_intent_id
-       where l.id = ${view.payment_link_id} and pi.status in ('requires_payment_method', 'requires_confirmation', 'requires_action')`;
+      select pi.id, pi.status from payment_links l join payment_intents pi on pi.id = l.current_intent_id and pi.tenant_id = l.tenant_id
+       where l.id = ${view.payment_link_id} and l.tenant_id = ${p.tenantId} and pi.status in ('requires_payment_method', 'requires_confirmation', 'requires_action')`;
     if (l) await this.d.payments.cancel(p, l.id as string).catch((e) => this.d.log.warn('the canceled receivable\'s open intent could not be canceled', { receivableId: id, intentId: l.id, err: e }));
     return view;
   }

@@ -221,7 +221,7 @@ export class Refunds {
       hydrate: async (sql, id, scope) => {
         const [r] = await sql`
           select r.*, a.connector_key, a.provider_key, ${tenantOffsetMsSql(sql, 'r.tenant_id', 'r.livemode')} as clock_offset_ms
-            from refunds r join attempts a on a.id = r.attempt_id
+            from refunds r join attempts a on a.id = r.attempt_id and a.tenant_id = r.tenant_id
            where r.id = ${id} ${scope ? sql`and r.tenant_id = ${scope.tenantId} and r.livemode = ${scope.livemode}` : sql``}`;
         if (!r) return undefined;
         const { connector_key, provider_key, clock_offset_ms, ...row } = r;

@@ -37,7 +37,7 @@ export async function createEndpoint(deps: { sql: Sql; config: LocalRuleConfig }
     const [row] = await tx`
       insert into webhook_endpoints (id, tenant_id, livemode, url, events) values (${id}, ${p.tenantId}, ${p.livemode}, ${body.url}, ${events})
       returning *`;
-    await tx`insert into webhook_secrets (endpoint_id, secret) values (${id}, ${secret})`;
+    await tx`insert into webhook_secrets (endpoint_id, tenant_id, secret) values (${id}, ${p.tenantId}, ${secret})`;
     return { ...view(row), secret };
   });
 }
@@ -78,7 +78,7 @@ export async function deleteEndpoint(deps: { sql: Sql }, p: Principal, id: strin
      where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode} and deleted_at is null
      returning id`;
   if (!rows.length) throw new ApiError('webhook_endpoint.not_found');
-  await deps.sql`update webhook_deliveries set status = 'discarded', last_error = 'endpoint deleted' where endpoint_id = ${id} and status = 'pending'`;
+  await deps.sql`update webhook_deliveries set status = 'discarded', last_error = 'endpoint deleted' where tenant_id = ${p.tenantId} and endpoint_id = ${id} and status = 'pending'`;
   return { id, object: 'webhook_endpoint' as const, deleted: true as const };
 }
 
@@ -89,7 +89,7 @@ export async function rotateSecret(deps: { sql: Sql }, p: Principal, id: string)
     if (!ep) throw new ApiError('webhook_endpoint.not_found');
     await tx`
       update webhook_secrets set previous_secret = secret, previous_until = now() + make_interval(secs => ${ROTATION_OVERLAP_MS / 1000}), secret = ${secret}
-       where endpoint_id = ${id}`;
+       where endpoint_id = ${id} and tenant_id = ${p.tenantId}`;
     return { ...view(ep), secret };
   });
 }

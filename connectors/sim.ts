@@ -115,7 +115,7 @@ export class SimAcquirer implements Acquirer {
       insert into sim_provider_calls (idempotency_key, kind, provider_ref, tenant_id, livemode, method, amount_minor, currency, token, outcome, charges)
       values (${req.idempotencyKey}, 'charge', ${providerRef}, ${req.tenantId}, ${req.livemode}, ${req.method}, ${req.amountMinor},
               ${req.currency}, ${req.paymentToken ?? null}, ${this.sql.json(fresh as never)}, ${moved})
-      on conflict (idempotency_key) do update set calls = sim_provider_calls.calls + 1, updated_at = now()
+      on conflict (idempotency_key, tenant_id) do update set calls = sim_provider_calls.calls + 1, updated_at = now()
       returning outcome, (xmax = 0) as inserted`;
     const stored = row.outcome as Stored;
     if (row.inserted && tokenFor(this.key, req.paymentToken) === 'tok_sim_slow') await this.sleep(SLOW_MS);
@@ -166,7 +166,7 @@ export class SimAcquirer implements Acquirer {
       insert into sim_provider_calls (idempotency_key, kind, provider_ref, tenant_id, livemode, method, amount_minor, currency, token, outcome, charges)
       values (${req.idempotencyKey}, 'refund', ${providerRef}, ${req.tenantId}, ${req.livemode}, 'card', ${req.amountMinor}, ${req.currency}, ${req.chargeKey},
               ${this.sql.json(outcome as never)}, 0)
-      on conflict (idempotency_key) do update set calls = sim_provider_calls.calls + 1, updated_at = now()
+      on conflict (idempotency_key, tenant_id) do update set calls = sim_provider_calls.calls + 1, updated_at = now()
       returning outcome`;
     return row.outcome as RefundOutcome;
   }
@@ -186,7 +186,7 @@ export class SimAcquirer implements Acquirer {
     const [row] = await this.sql`
       insert into sim_provider_calls (idempotency_key, kind, provider_ref, tenant_id, livemode, method, amount_minor, currency, token, outcome, charges)
       values (${req.idempotencyKey}, 'save', ${providerRef}, ${req.tenantId}, ${req.livemode}, 'card', 0, 'MXN', ${req.token}, ${this.sql.json(outcome as never)}, 0)
-      on conflict (idempotency_key) do update set calls = sim_provider_calls.calls + 1, updated_at = now()
+      on conflict (idempotency_key, tenant_id) do update set calls = sim_provider_calls.calls + 1, updated_at = now()
       returning outcome`;
     return row.outcome as SaveOutcome;
   }

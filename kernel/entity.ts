@@ -68,7 +68,7 @@ type Row = Record<string, unknown>;
 /** A row the step writes besides the entity's own. */
 export type Write =
   | { op: 'insert'; table: string; row: Row; onConflictDoNothing?: boolean }
-  /** An update by id; `expect: 1` makes it fail inside Postgres (and abort the step) when no row matched. */
+  /** An update by id (and the step's tenant); `expect: 1` makes it fail inside Postgres (and abort the step) when no row matched. */
   | { op: 'update'; table: string; id: string; set: Row; where?: Row; expect?: 1 };
 
 /** A durable timer (table timers: one per kind and entity): set (or moved), or cancelled. */
@@ -333,24 +333,25 @@ export class EntityActor {
         const where = whereOf(sql, w.where);
         if (w.expect) {
           tx`
-            with u as (update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} ${where} returning 1)
+            with u as (update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} and tenant_id = ${row.tenant_id} ${where} returning 1)
             select orq_expect_rows(count(*), ${`${w.table} ${w.id}`}) from u`;
-        } else tx`update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} ${where}`;
+        } else tx`update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} and tenant_id = ${row.tenant_id} ${where}`;
       }
     }
     if (plan.set) {
-      // The fenced write: only the holder of the version we read may commit.
+      // The fenced write: only the holder of the version we read may commit. Every statement of the
+      // step names its tenant: one shard under Citus (docs/scaling.md).
       tx`
-        with u as (update ${sql(def.table)} set ${sql(values(sql, { ...plan.set, version: row.version + 1 }))} where id = ${row.id} and version = ${row.version} returning 1)
+        with u as (update ${sql(def.table)} set ${sql(values(sql, { ...plan.set, version: row.version + 1 }))} where id = ${row.id} and tenant_id = ${row.tenant_id} and version = ${row.version} returning 1)
         select orq_expect_rows(count(*), ${`${def.kind} ${row.id}`}) from u`;
     }
     if (plan.history) tx`insert into ${sql(def.history?.table ?? 'entity_history')} ${sql(historyRow(sql, def, row, plan))}`;
     for (const t of plan.timers ?? []) {
-      if ('cancel' in t) tx`update timers set fired_at = ${env.at} where kind = ${t.kind} and entity_id = ${t.entityId} and fired_at is null`;
+      if ('cancel' in t) tx`update timers set fired_at = ${env.at} where tenant_id = ${row.tenant_id} and kind = ${t.kind} and entity_id = ${t.entityId} and fired_at is null`;
       else {
         tx`
           insert into timers (id, tenant_id, livemode, kind, entity_id, due_at) values (${randomUUID()}, ${row.tenant_id}, ${row.livemode}, ${t.kind}, ${t.entityId}, ${t.dueAt})
-          on conflict (kind, entity_id) do update set due_at = excluded.due_at, fired_at = null`;
+          on conflict (kind, entity_id, tenant_id) do update set due_at = excluded.due_at, fired_at = null`;
         after.push(this.d.timers.request(t.kind, { ...tenant, entityId: t.entityId, dueAt: t.dueAt }, env.now));
       }
     }

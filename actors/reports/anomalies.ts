@@ -98,12 +98,12 @@ export async function anomalies(deps: { readSql: Sql }, p: Principal, q: { from?
        group by 1`,
     sql`
       select c.payment_intent_id, c.attempt_id, c.occurred_at, c.currency, c.amount_minor + c.tip_minor as expected, a.amount_minor as attempted,
-             (select coalesce(sum(l.amount_minor), 0) from journal_lines l where l.entry_id = c.entry_id and l.amount_minor > 0 and l.account like ${RECEIVABLE_LIKE})::bigint as booked
-        from cash_facts c join attempts a on a.id = c.attempt_id
+             (select coalesce(sum(l.amount_minor), 0) from journal_lines l where l.entry_id = c.entry_id and l.tenant_id = c.tenant_id and l.amount_minor > 0 and l.account like ${RECEIVABLE_LIKE})::bigint as booked
+        from cash_facts c join attempts a on a.id = c.attempt_id and a.tenant_id = c.tenant_id
        where c.tenant_id = ${p.tenantId} and c.livemode = ${p.livemode} and c.kind = 'charge'
          and c.occurred_at >= ${w.from.at} and c.occurred_at < ${w.to.at}
          and (a.amount_minor <> c.amount_minor + c.tip_minor
-              or (select coalesce(sum(l.amount_minor), 0) from journal_lines l where l.entry_id = c.entry_id and l.amount_minor > 0 and l.account like ${RECEIVABLE_LIKE}) <> c.amount_minor + c.tip_minor)
+              or (select coalesce(sum(l.amount_minor), 0) from journal_lines l where l.entry_id = c.entry_id and l.tenant_id = c.tenant_id and l.amount_minor > 0 and l.account like ${RECEIVABLE_LIKE}) <> c.amount_minor + c.tip_minor)
        order by c.occurred_at, c.attempt_id`,
     sql`
       select * from (

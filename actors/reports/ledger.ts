@@ -192,7 +192,7 @@ export async function polizas(deps: { readSql: Sql }, p: Principal, q: { format:
     db`
       select e.accounting_date as day, f.uuid_fiscal, f.issued_at, f.serie, f.folio, f.rfc_emisor, f.rfc_receptor, f.total_minor
         from journal_entries e
-        join cash_facts c on c.kind = 'charge' and c.source_id = e.ref_id
+        join cash_facts c on c.kind = 'charge' and c.source_id = e.ref_id and c.tenant_id = e.tenant_id
         join cfdi_facts f on f.tenant_id = c.tenant_id and f.livemode = c.livemode and f.payment_intent_id = c.payment_intent_id
        where e.tenant_id = ${p.tenantId} and e.livemode = ${p.livemode} and e.kind = 'charge.captured'
          and e.accounting_date >= ${w.from}::date and e.accounting_date < ${w.to}::date

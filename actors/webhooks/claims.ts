@@ -172,9 +172,9 @@ export class Claims {
              w.url, w.active, s.secret, case when s.previous_until > now() then s.previous_secret end as previous_secret,
              ${clockOffsetOfSql(d.sql, 'c')}::float8 as offset_ms
         from claimed cl
-        join outbox_events e on e.id = cl.event_id
-        join webhook_endpoints w on w.id = cl.endpoint_id
-        join webhook_secrets s on s.endpoint_id = w.id
+        join outbox_events e on e.id = cl.event_id and e.tenant_id = cl.tenant_id
+        join webhook_endpoints w on w.id = cl.endpoint_id and w.tenant_id = cl.tenant_id
+        join webhook_secrets s on s.endpoint_id = w.id and s.tenant_id = w.tenant_id
         ${tenantClockJoinSql(d.sql, 'c', 'cl.tenant_id', 'cl.livemode')}`;
     const inactive: number[] = [];
     const batch = new ItemBatch(d.targetOf, t0 + d.lease.ms);

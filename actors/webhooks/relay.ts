@@ -56,7 +56,7 @@ export class Relay {
       const tenants = [...new Set(events.map((e) => e.tenant_id as string))];
       const endpoints = await tx`
         select w.id, w.url, s.secret, case when s.previous_until > now() then s.previous_secret end as previous_secret
-          from webhook_endpoints w join webhook_secrets s on s.endpoint_id = w.id
+          from webhook_endpoints w join webhook_secrets s on s.endpoint_id = w.id and s.tenant_id = w.tenant_id
          where w.active and w.tenant_id in ${tx(tenants)}`;
       const epIds = `{${endpoints.map((w) => w.id as string).join(',')}}`;
       const inserted = await tx`
@@ -78,7 +78,7 @@ export class Relay {
                and (w.livemode = e.livemode or e.event_type = 'recharge.deposit.detected')
                and (w.events is null or e.event_type = any(w.events))) w
          where e.id = any(${idArray(events.map((e) => Number(e.id)))}::bigint[])
-        on conflict (event_id, endpoint_key) do nothing
+        on conflict (event_id, endpoint_key, tenant_id) do nothing
         returning id, event_id, endpoint_id`;
       if (!leased) return events.length;
       const evById = new Map(events.map((e) => [Number(e.id), e]));

@@ -35,7 +35,7 @@ export class SimBillerGateway implements BillerGateway {
       insert into sim_biller_payments (key, tenant_id, biller_code, reference, amount_minor, state, provider_ref, failure_reason)
       values (${o.key}, ${o.tenantId}, ${o.billerCode}, ${o.reference}, ${o.amountMinor}, ${failed ? 'failed' : 'paid'},
               ${`sim_bp_${randomBytes(8).toString('hex')}`}, ${failed ? SIM_BILL_FAILURE : null})
-      on conflict (key) do update set pays = sim_biller_payments.pays + 1
+      on conflict (key, tenant_id) do update set pays = sim_biller_payments.pays + 1
       returning *`;
     return stateOf(r);
   }

@@ -55,7 +55,7 @@ export class SimPayoutRail implements PayoutRail {
                                      beneficiary_name, state, failure_code, failure_reason)
       values (${order.key}, ${order.tenantId}, ${order.livemode}, ${order.trackingKey}, ${providerRef}, ${order.amountMinor}, ${order.currency},
               ${maskClabe(order.clabe)}, ${order.beneficiaryName}, ${fresh.state}, ${failed?.code ?? null}, ${failed?.reason ?? null})
-      on conflict (key) do update set sends = sim_payout_orders.sends + 1, updated_at = now()
+      on conflict (key, tenant_id) do update set sends = sim_payout_orders.sends + 1, updated_at = now()
       returning *, (xmax = 0) as inserted`;
     // Registered and committed; the caller learns it only after the delay (a crash meanwhile loses the answer, not the order).
     if (row.inserted && order.beneficiaryName.trim().toUpperCase() === 'SLOW') await this.sleep(SIM_SLOW_MS);

@@ -73,7 +73,7 @@ export class SimRechargeAggregator implements RechargeAggregator {
       insert into sim_recharge_orders (key, tenant_id, livemode, carrier_code, product_code, phone_masked, amount_minor, state, provider_ref, failure_reason)
       values (${o.key}, ${o.tenantId}, ${o.livemode}, ${o.carrierCode}, ${o.productCode}, ${mask(o.phone)}, ${o.amountMinor},
               ${failed ? 'failed' : 'delivered'}, ${`sim_rc_${randomBytes(8).toString('hex')}`}, ${failed ? SIM_RECHARGE_FAILURE : null})
-      on conflict (key) do update set sends = sim_recharge_orders.sends + 1
+      on conflict (key, tenant_id) do update set sends = sim_recharge_orders.sends + 1
       returning *, (xmax = 0) as inserted`;
     if (r.inserted && o.phone.endsWith('2222')) await this.sleep(SIM_SLOW_MS);
     // Delivered, but the answer never reaches us (a network timeout).
