@@ -51,6 +51,19 @@ export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> 
       }
       applied.push(m.name);
     }
+    // On a Citus coordinator, a table a migration added is distributed (or made a reference table)
+    // now, as migration 0161 did for the tables before it (docs/scaling.md). Without Citus: nothing.
+    const [citus] = await conn`select 1 from pg_extension where extname = 'citus'`;
+    if (citus && (await conn`select 1 from pg_proc where proname = 'orq_citus_distribute'`).length) {
+      await conn.unsafe('begin');
+      try {
+        await conn`select orq_citus_distribute()`;
+        await conn.unsafe('commit');
+      } catch (e) {
+        await conn.unsafe('rollback');
+        throw new Error(`distributing the new tables (orq_citus_distribute) failed: ${(e as Error).message}`);
+      }
+    }
     return applied;
   } finally {
     await conn`select pg_advisory_unlock(${MIGRATION_ADVISORY_LOCK_KEY})`.catch(() => {});

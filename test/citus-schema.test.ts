@@ -79,3 +79,28 @@ t.test('the check names each table and constraint that breaks a rule', async (t)
   t.match(describeOffences(offences), /bad_null · bad_null: tenant_id is nullable/);
   t.match(describeOffences(offences), /bad_null · bad_null: no primary key/);
 });
+
+t.test('the distribution migration (0161) distributes every table once, after the tables its foreign keys name', async (t) => {
+  await ensureDatabase(url);
+  const sql = createSql(url, 1);
+  t.teardown(() => sql.end());
+  await migrate(sql);
+  const [citus] = await sql`select 1 from pg_extension where extname = 'citus'`;
+  t.notOk(citus, 'no citus extension here: orq_citus_distribute() is a no-op');
+  t.equal((await sql`select orq_citus_distribute() as n`)[0].n, 0, 'without Citus nothing is distributed');
+  const plan = await sql`select step, table_name, method from orq_citus_distribution_plan() order by step`;
+  const tables = (await sql`
+    select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = current_schema() and c.relkind in ('r', 'p') and not c.relispartition`).map((r) => r.relname as string);
+  t.same(plan.map((p) => p.table_name).sort(), [...tables].sort(), 'every table once');
+  const refs = new Set(await referenceTables(sql));
+  t.same(plan.filter((p) => p.method === 'reference').map((p) => p.table_name).sort(), [...refs].sort(), 'the declared reference tables, and only those, are reference tables');
+  const at = new Map(plan.map((p) => [p.table_name as string, p.step as number]));
+  const fks = await sql`
+    select c.relname as child, r.relname as parent from pg_constraint f
+      join pg_class c on c.oid = f.conrelid join pg_class r on r.oid = f.confrelid join pg_namespace n on n.oid = c.relnamespace
+     where f.contype = 'f' and n.nspname = current_schema() and c.oid <> r.oid`;
+  const late = fks.filter((f) => at.get(f.parent as string)! > at.get(f.child as string)!).map((f) => `${f.child} -> ${f.parent}`);
+  t.same(late, [], 'no table is distributed before a table its foreign keys name');
+  t.same((await sql`select count(*)::int as n from orq_citus_distribution_plan(${sql.array(tables)}::text[])`)[0].n, 0, 'a table already distributed is left alone');
+});
