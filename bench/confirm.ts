@@ -206,7 +206,7 @@ function confirmWrites(): string {
     `insert into attempts (id, tenant_id, livemode, payment_intent_id, status, connector_key, method, amount_minor, currency, payment_token, provider_key)
        values (gen_random_uuid(), '${TENANT}', false, ${pi}, 'pending', 'sim', 'card', 15000, 'MXN', 'tok_sim_ok', 'orq_att_' || md5(random()::text)) returning *;`,
     `update payment_intents set status = 'processing', tip_minor = 0, next_action = null, last_error = null, version = version + 1, updated_at = now()
-       where id = ${pi} and version = :v returning updated_at, version;`,
+       where id = ${pi} and tenant_id = '${TENANT}' and version = :v returning updated_at, version;`,
     `insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
        values (${pi}, '${TENANT}', false, 'confirm', 'requires_payment_method', 'processing', '${HISTORY_DATA}');`,
     `insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data) values (gen_random_uuid(), '${TENANT}', false, 'payment_intent.processing', ${pi}, '${EVENT_DATA}');`,
@@ -223,7 +223,7 @@ function confirmTransition(): string {
     `insert into attempts (id, tenant_id, livemode, payment_intent_id, status, connector_key, method, amount_minor, currency, payment_token, provider_key, created_at, updated_at)
        values (${ATT(':n')}, '${TENANT}', false, ${pi}, 'pending', 'sim', 'card', 15000, 'MXN', 'tok_sim_ok', 'orq_att_' || cast(:n as text), now(), now());`,
     `with u as (update payment_intents set status = 'processing', tip_minor = 0, next_action = null, last_error = null, version = 1, updated_at = now()
-       where id = ${pi} and version = 0 returning 1) select orq_expect_rows(count(*), 'payment intent') as n from u;`,
+       where id = ${pi} and tenant_id = '${TENANT}' and version = 0 returning 1) select orq_expect_rows(count(*), 'payment intent') as n from u;`,
     `insert into payment_intent_history (payment_intent_id, tenant_id, livemode, event, from_status, to_status, data)
        values (${pi}, '${TENANT}', false, 'confirm', 'requires_payment_method', 'processing', '${HISTORY_DATA}');`,
     `insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body)
@@ -280,13 +280,13 @@ function executeSqlScript(): string {
     hydrateSql(false),
     `insert into sim_provider_calls (idempotency_key, kind, provider_ref, tenant_id, livemode, method, amount_minor, currency, token, outcome, charges)
        values ('orq_att_' || cast(:n as text), 'charge', 'sim_ch_' || cast(:n as text), '${TENANT}', false, 'card', 15000, 'MXN', 'tok_sim_ok', '{"kind": "captured", "providerRef": "sim_ch"}', 1)
-       on conflict (idempotency_key) do update set calls = sim_provider_calls.calls + 1, updated_at = now() returning outcome, (xmax = 0) as inserted;`,
+       on conflict (idempotency_key, tenant_id) do update set calls = sim_provider_calls.calls + 1, updated_at = now() returning outcome, (xmax = 0) as inserted;`,
     '\\startpipeline',
     'begin;',
     `update attempts set status = 'captured', provider_ref = 'sim_ch_' || cast(:n as text), failure_code = null, failure_message = null, decline = null, capture_requested_at = null, fee_minor = 435,
-       payment_token = case when 'captured' in ('pending', 'authorized') then payment_token else null end, updated_at = now() where id = ${att};`,
+       payment_token = case when 'captured' in ('pending', 'authorized') then payment_token else null end, updated_at = now() where id = ${att} and tenant_id = '${TENANT}';`,
     `with u as (update payment_intents set status = 'succeeded', tip_minor = 0, next_action = null, last_error = null, version = 2, updated_at = now()
-       where id = ${pi} and version = 1 returning 1) select orq_expect_rows(count(*), 'payment intent') as n from u;`,
+       where id = ${pi} and tenant_id = '${TENANT}' and version = 1 returning 1) select orq_expect_rows(count(*), 'payment intent') as n from u;`,
     `insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id, memo) values (${entry}, '${TENANT}', false, 'charge.captured', 'attempt', ${att}, 'capture of payment intent');`,
     `insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values
        ${[line('connector_receivable:sim', 15000), line('sales', -15000), line('connector_fees:sim', 435), line('connector_receivable:sim', -435)].join(', ')};`,
