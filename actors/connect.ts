@@ -233,9 +233,9 @@ export class Connect {
       const code = (e as { code?: string }).code;
       if (code !== 'OQ461') throw e;
       const [left] = await sql`
-        select (select coalesce(sum(amount_minor), 0) from attempts where payment_intent_id = ${body.payment_intent_id} and status in ('captured', 'settled', 'partially_refunded', 'refunded'))
-             - (select coalesce(sum(r.amount_minor), 0) from refunds r join attempts a on a.id = r.attempt_id where a.payment_intent_id = ${body.payment_intent_id} and r.status in ('requested', 'succeeded'))
-             - (select coalesce(sum(charge_amount_minor), 0) from connect_transfers where payment_intent_id = ${body.payment_intent_id}) as n`;
+        select (select coalesce(sum(amount_minor), 0) from attempts where tenant_id = ${p.tenantId} and payment_intent_id = ${body.payment_intent_id} and status in ('captured', 'settled', 'partially_refunded', 'refunded'))
+             - (select coalesce(sum(r.amount_minor), 0) from refunds r join attempts a on a.id = r.attempt_id and a.tenant_id = r.tenant_id where a.tenant_id = ${p.tenantId} and a.payment_intent_id = ${body.payment_intent_id} and r.status in ('requested', 'succeeded'))
+             - (select coalesce(sum(charge_amount_minor), 0) from connect_transfers where tenant_id = ${p.tenantId} and payment_intent_id = ${body.payment_intent_id}) as n`;
       if (body.charge_amount_minor <= Number(left.n)) throw e;
       throw new ApiError('connect.invalid_charge', `charge_amount_minor ${body.charge_amount_minor} exceeds the ${Math.max(0, Number(left.n))} of payment intent ${body.payment_intent_id} not yet split (captured less refunds and earlier transfers).`);
     }

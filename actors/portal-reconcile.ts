@@ -18,7 +18,7 @@ const lockBook = (tx: Db, p: Scope) =>
 async function lockedLine(tx: Db, p: Scope, statementId: string, lineId: string) {
   if (!/^[0-9]{1,18}$/.test(lineId)) throw new ApiError('bank_statement.line_not_found');
   const [l] = await tx`
-    select l.*, s.bank from bank_statement_lines l join bank_statements s on s.id = l.statement_id
+    select l.*, s.bank from bank_statement_lines l join bank_statements s on s.id = l.statement_id and s.tenant_id = l.tenant_id
      where l.id = ${lineId} and l.statement_id = ${statementId} and l.tenant_id = ${p.tenantId} and l.livemode = ${p.livemode}
        for update of l`;
   if (!l) throw new ApiError('bank_statement.line_not_found');
@@ -37,10 +37,10 @@ export class ManualReconciliation {
       if (l.match_status === 'matched') throw new ApiError('bank_statement.line_match_conflict', 'This line is already matched: undo the match first.');
       const [c] = await tx`
         select a.id, a.payment_intent_id, a.connector_key,
-               exists (select 1 from bank_statement_lines m where m.attempt_id = a.id and m.match_status = 'matched') as taken
+               exists (select 1 from bank_statement_lines m where m.attempt_id = a.id and m.tenant_id = a.tenant_id and m.match_status = 'matched') as taken
           from payment_intents pi
-          join attempts a on a.payment_intent_id = pi.id and a.status in ('captured', 'settled', 'refunded', 'partially_refunded')
-          join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id
+          join attempts a on a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id and a.status in ('captured', 'settled', 'refunded', 'partially_refunded')
+          join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id
          where pi.tenant_id = ${p.tenantId} and pi.livemode = ${p.livemode}
                ${body.payment_intent_id ? tx`and pi.id = ${body.payment_intent_id}` : tx`and pi.receipt_code = ${String(body.receipt_code).toUpperCase()}`}
          order by a.created_at desc limit 1`;

@@ -82,8 +82,8 @@ export class PortalViews {
     if (!ep) throw new ApiError('webhook_endpoint.not_found');
     const limit = Math.min(q.limit ?? 20, 100);
     const rows = await sql`
-      select d.*, e.event_id as event_uuid, e.event_type from webhook_deliveries d join outbox_events e on e.id = d.event_id
-       where d.endpoint_id = ${endpointId} ${q.status ? sql`and d.status = ${q.status}` : sql``}
+      select d.*, e.event_id as event_uuid, e.event_type from webhook_deliveries d join outbox_events e on e.id = d.event_id and e.tenant_id = d.tenant_id
+       where d.tenant_id = ${p.tenantId} and d.endpoint_id = ${endpointId} ${q.status ? sql`and d.status = ${q.status}` : sql``}
        order by d.id desc limit ${limit}`;
     return { object: 'list' as const, data: rows.map(deliveryView), has_more: rows.length === limit };
   }
@@ -144,7 +144,7 @@ export class PortalViews {
     const rows = await this.d.sql`
       select ra.*, a.payment_intent_id, m.email as requested_by_email, am.email as approver_email
         from refund_approvals ra
-        join attempts a on a.id = ra.attempt_id
+        join attempts a on a.id = ra.attempt_id and a.tenant_id = ra.tenant_id
         left join portal_members m on m.id::text = ra.requested_by and m.tenant_id = ra.tenant_id
         left join portal_members am on am.id::text = ra.approver and am.tenant_id = ra.tenant_id
        where ra.tenant_id = ${p.tenantId} and ra.livemode = ${p.livemode} ${status ? this.d.sql`and ra.status = ${status}` : this.d.sql``}
