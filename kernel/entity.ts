@@ -333,9 +333,9 @@ export class EntityActor {
         const where = whereOf(sql, w.where);
         if (w.expect) {
           tx`
-            with u as (update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} and tenant_id = ${row.tenant_id} ${where} returning 1)
+            with u as (update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} and ${sql(tenantColumn(w.table))} = ${row.tenant_id} ${where} returning 1)
             select orq_expect_rows(count(*), ${`${w.table} ${w.id}`}) from u`;
-        } else tx`update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} and tenant_id = ${row.tenant_id} ${where}`;
+        } else tx`update ${sql(w.table)} set ${sql(values(sql, w.set))} where id = ${w.id} and ${sql(tenantColumn(w.table))} = ${row.tenant_id} ${where}`;
       }
     }
     if (plan.set) {
@@ -382,6 +382,12 @@ function historyRow(sql: Sql, def: EntityKindDef, row: EntityRow, plan: Pick<Pla
     ...(def.history ? {} : { entity_kind: def.kind }),
   };
 }
+
+/**
+ * The column that names a row's tenant, for a step's write (one shard under Citus): `tenant_id`, or
+ * `id` in `tenants` itself (an operator's release of a suspended tenant is that tenant's step).
+ */
+const tenantColumn = (table: string) => (table === 'tenants' ? 'id' : 'tenant_id');
 
 /** `and col = value …` for an update's extra conditions (built with the pool's sql: a fragment). */
 function whereOf(sql: Sql, where: Row | undefined) {
