@@ -380,6 +380,22 @@ if (why) {
     t.equal((await o2.call('GET', `/portal/api/v1/payment_intents/${pi.id}/activity`)).status, 404, 'nor its activity');
   });
 
+  t.test('the language follows the member to another browser', async (t) => {
+    const o = new PortalClient(a);
+    await o.signIn(owner.email, owner.password);
+    const m = await inviteMember(o, 'viewer');
+    const one = await P.open(t);
+    await P.signIn(one.page, m.email, m.password);
+    await one.page.getByTestId('locale-toggle').click();
+    await one.page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await until(() => m.client.call('GET', '/portal/api/session'), (r) => r.body?.member?.locale === 'en');
+    const two = await P.open(t, PHONE);
+    await P.signIn(two.page, m.email, m.password);
+    await two.page.getByRole('button', { name: 'Sign out' }).waitFor();
+    t.equal(await two.page.locator('html').getAttribute('lang'), 'en', 'another browser shows the portal in English');
+    t.same([...one.problems, ...two.problems], []);
+  });
+
   t.test('every screen with planted merchant strings: they stay text', async (t) => {
     const { page, problems } = await P.open(t);
     await P.signIn(page, owner.email, owner.password);

@@ -42,7 +42,12 @@ function Header({ s }: { s: Session }) {
         >
           {mode === 'live' ? L('Modo real', 'Live mode') : L('Modo de prueba', 'Test mode')}
         </button>
-        <button type="button" class="btn small" data-testid="locale-toggle" onClick={() => store.trigger.setLocale({ locale: locale === 'es' ? 'en' : 'es' })}>
+        <button type="button" class="btn small" data-testid="locale-toggle" onClick={() => {
+          // Kept in this browser and on the member (PATCH /portal/api/me), so another device signs in in it too.
+          const next = locale === 'es' ? 'en' : 'es';
+          store.trigger.setLocale({ locale: next });
+          void api('PATCH', '/me', { locale: next }).catch(() => undefined);
+        }}>
           {locale === 'es' ? 'English' : 'Español'}
         </button>
         <button

@@ -25,7 +25,13 @@ export const store = createStore({
     version: 0,
   },
   on: {
-    signedIn: (c, e: { session: Session }) => ({ ...c, session: e.session, signInStep: 'password' as const, checked: true, locale: e.session.member.locale ?? c.locale }),
+    signedIn: (c, e: { session: Session }) => {
+      // The member's language (kept on the member) wins over this browser's.
+      const locale = e.session.member.locale ?? c.locale;
+      localStorage.setItem('orq_locale', locale);
+      document.documentElement.lang = locale;
+      return { ...c, session: e.session, signInStep: 'password' as const, checked: true, locale };
+    },
     totpStep: (c) => ({ ...c, signInStep: 'totp' as const }),
     signedOut: (c) => ({ ...c, session: null, signInStep: 'password' as const, checked: true }),
     setMode: (c, e: { mode: Mode }) => {
