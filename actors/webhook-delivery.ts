@@ -28,7 +28,7 @@ import { WebhookHttpClient } from './webhooks/http-client.js';
 import { OutcomeWriter, type Lease } from './webhooks/outcomes.js';
 import { Relay, RelayLoop, RELAY_BATCH } from './webhooks/relay.js';
 
-export { API_VERSION, SINK, envelope } from './webhooks/item.js';
+export { API_VERSION, envelope } from './webhooks/item.js';
 export { DELIVERY_TIMEOUT_MS } from './webhooks/http-client.js';
 export { PER_ENDPOINT_IN_FLIGHT } from './webhooks/dispatcher.js';
 export { RELAY_BATCH, RELAY_FIRST_BATCH } from './webhooks/relay.js';

@@ -277,3 +277,40 @@ t.test('the next wait counts from the answer on the tenant clock: an advance rig
   await advance(ten2, 60);
   t.equal((await delivery(ep2.id)).due, true, 'due after another minute of tenant clock');
 });
+
+t.test('deliveries: one row per matching endpoint and none for the internal sink; an account without endpoints has its events relayed with no insert (issue 26)', async (t) => {
+  const rx: Receiver = await startReceiver();
+  const a = await startTestApp({ ROLE: 'api', DATABASE_URL: scratch, WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1' });
+  const wd = new WebhookDelivery({ sql: a.app.deps.sql, redis: a.app.deps.redis, config: a.config, log, flushMs: 20 });
+  t.teardown(async () => {
+    await wd.close();
+    await a.stop();
+    await rx.close();
+  });
+  await wd.start('deliveries');
+  const sql = a.app.deps.sql;
+  const rows = (tenantId: string) => sql`select endpoint_key, endpoint_id, status from webhook_deliveries where tenant_id = ${tenantId} order by id`;
+  const relayed = async (eventId: string) => (await sql`select relayed_at from outbox_events where event_id = ${eventId}`)[0].relayed_at as Date | null;
+
+  const lone = await a.newTenant();
+  const e1 = await commitEvent(a, lone.id);
+  t.equal(await wd.relayOnce(100), 1, 'relayed');
+  t.ok(await relayed(e1), 'marked relayed');
+  t.same(await rows(lone.id), [], 'no delivery row: no endpoint, and the sink has none');
+
+  const ten = await a.newTenant();
+  const ep1 = await endpoint(a, ten.testKey, `${rx.url}/one`);
+  const ep2 = await endpoint(a, ten.testKey, `${rx.url}/two`);
+  const e2 = await commitEvent(a, ten.id);
+  t.equal(await wd.relayOnce(100), 1);
+  const got = await rows(ten.id);
+  t.same(got.map((r) => r.endpoint_id).sort(), [ep1.id, ep2.id].sort(), 'one row per endpoint, nothing else');
+  t.ok(got.every((r) => r.endpoint_key === r.endpoint_id), 'keyed by the endpoint');
+  await rx.waitFor((r) => r.filter((x) => x.json?.event_id === e2).length === 2, 20_000);
+  await wd.idle();
+  await wd.flush();
+  const ev = await a.call('GET', '/v1/events', { key: ten.testKey });
+  t.equal(ev.status, 200);
+  const mine = ev.body.data.find((e: { event_id: string }) => e.event_id === e2);
+  t.equal(mine?.delivered, true, 'delivered once both endpoints answered 2xx');
+});

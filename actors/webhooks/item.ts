@@ -7,9 +7,6 @@ import { API_VERSION } from './version.js';
 
 export { API_VERSION };
 
-/** The internal endpoint that always accepts (spec: Events > Delivery and retries). */
-export const SINK = 'sink:events';
-
 /** The delivery envelope (spec: Events > Delivery envelope); also the `data` of a stream item. */
 export function envelope(e: { event_id: string; event_type: string; created_at: Date; livemode: boolean; data: unknown }) {
   return { event_id: e.event_id, event_type: e.event_type, created_at: e.created_at.toISOString(), api_version: API_VERSION, livemode: e.livemode, data: e.data };

@@ -1,6 +1,7 @@
 // The relay: committed outbox events → deliveries. One transaction per batch of events (FOR UPDATE
 // SKIP LOCKED, so several workers relay side by side) inserts one delivery per matching active
-// endpoint plus the internal sink; the pending ones are leased to this worker and, after the
+// endpoint (none when the account has no endpoint: the event is relayed all the same); the pending
+// ones are leased to this worker and, after the
 // commit, handed to its dispatcher in memory with body, URL and secrets already read (no query per
 // delivery). `RelayLoop` runs it: at once when a commit wakes it (kernel/outbox.ts `wakeRelay`),
 // and every RELAY_INTERVAL_MS as the safety net.
@@ -11,7 +12,7 @@ import type { Logger } from '../../kernel/log.js';
 import { onRelayWake, relayWakeChannel } from '../../kernel/outbox.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { Target } from './http-client.js';
-import { idArray, ItemBatch, SINK, type DeliveryItem } from './item.js';
+import { idArray, ItemBatch, type DeliveryItem } from './item.js';
 import type { Lease } from './outcomes.js';
 
 /** Events per relay transaction; the first of a burst is smaller (its deliveries start sooner). */
@@ -32,8 +33,15 @@ export class Relay {
 
   /**
    * Relays up to `batch` committed events; returns how many. The deliveries are built by Postgres
-   * (events × matching active endpoints, plus the sink), the pending ones leased to this worker and
-   * handed to its dispatcher after the commit.
+   * (events × matching active endpoints), leased to this worker and handed to its dispatcher after
+   * the commit.
+   *
+   * The spec's internal sink (`sink:events`, which always accepts) has no row: it used to get one
+   * per event, inserted `succeeded`, which nothing read (the portal and the resend read an
+   * endpoint's deliveries; `delivered` in /v1/events ignores succeeded rows) and which cost every
+   * payment a row, two index entries and, for an account without endpoints, the whole statement
+   * with its planning (bench/cost). The stream (/v1/events) reads the outbox itself, so it stays
+   * available whatever happens to external endpoints, which is what the sink promises.
    */
   async relayOnce(batch = RELAY_BATCH): Promise<number> {
     const { sql, lease, dispatcher } = this.d;
@@ -58,25 +66,20 @@ export class Relay {
         select w.id, w.url, s.secret, case when s.previous_until > now() then s.previous_secret end as previous_secret
           from webhook_endpoints w join webhook_secrets s on s.endpoint_id = w.id and s.tenant_id = w.tenant_id
          where w.active and w.tenant_id in ${tx(tenants)}`;
+      if (!endpoints.length) return events.length;
       const epIds = `{${endpoints.map((w) => w.id as string).join(',')}}`;
       const inserted = await tx`
         insert into webhook_deliveries (event_id, endpoint_key, endpoint_id, tenant_id, livemode, status, attempts, queued_at, next_attempt_at, delivered_at, lease_until, lease_owner)
-        select e.id, coalesce(w.id::text, ${SINK}::text), w.id, e.tenant_id, e.livemode,
-               case when w.id is null then 'succeeded' else 'pending' end, case when w.id is null then 1 else 0 end,
-               t.now, t.now, case when w.id is null then t.now end,
-               case when w.id is not null and ${leased}::boolean then now() + make_interval(secs => ${lease.ms / 1000}) end,
-               case when w.id is not null and ${leased}::boolean then ${lease.owner}::text end
+        select e.id, w.id::text, w.id, e.tenant_id, e.livemode, 'pending', 0, t.now, t.now, null,
+               case when ${leased}::boolean then now() + make_interval(secs => ${lease.ms / 1000}) end,
+               case when ${leased}::boolean then ${lease.owner}::text end
           from outbox_events e
           ${tenantClockJoinSql(tx, 'c', 'e.tenant_id', 'e.livemode')}
           cross join lateral (select now() + make_interval(secs => ${clockOffsetOfSql(tx, 'c')} / 1000.0) as now) t
-          cross join lateral (
-            select null::uuid as id
-            union all
-            select w.id from webhook_endpoints w
-             where w.id = any(${epIds}::uuid[]) and w.tenant_id = e.tenant_id
+          join webhook_endpoints w on w.id = any(${epIds}::uuid[]) and w.tenant_id = e.tenant_id
                -- spec: recharge deposit events reach the account's endpoints of both environments
                and (w.livemode = e.livemode or e.event_type = 'recharge.deposit.detected')
-               and (w.events is null or e.event_type = any(w.events))) w
+               and (w.events is null or e.event_type = any(w.events))
          where e.id = any(${idArray(events.map((e) => Number(e.id)))}::bigint[])
         on conflict (event_id, endpoint_key, tenant_id) do nothing
         returning id, event_id, endpoint_id`;
@@ -85,7 +88,6 @@ export class Relay {
       const epById = new Map(endpoints.map((w) => [w.id as string, w]));
       const items = new ItemBatch(this.d.targetOf, started + lease.ms);
       for (const r of inserted) {
-        if (r.endpoint_id === null) continue; // the sink's row
         const e = evById.get(Number(r.event_id));
         const ep = epById.get(r.endpoint_id as string);
         if (!e || !ep) continue; // not expected; the lease lapses and a sweep sends it
