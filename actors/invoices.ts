@@ -203,10 +203,12 @@ export class Invoices {
    * XML (folio, place in the REP chain, share of the credit) is the mark, committed before the PAC
    * is called; a CFDI that may have reached the PAC (`started`: a lost answer, a later request, the
    * reconciler) is looked up by the same sealed bytes (`status`) and never stamped again: the PAC's
-   * `not_stamped` is an answer too (the CFDI becomes `error`; a new document may be issued).
+   * `not_stamped` is an answer too (the CFDI becomes `error`; a new document may be issued). The
+   * lookup carries the pending row's creation as `sentAt`, so a PAC that lags after a stamp
+   * (Finkok's 603) says "ask later" (`invoice.pac_no_uuid`) inside its lag rather than "not stamped".
    */
-  private cfdiCall<R>(ctx: Ctx, sealedXml: string, started: boolean, record: (a: PacAnswer) => Promise<R>): OutboundCall<HydratedInvoice, PacAnswer, R> {
-    const req = { xml: sealedXml, livemode: ctx.issuer.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, now: ctx.now, account: `${ctx.issuer.tenantId}:${ctx.issuer.livemode}` };
+  private cfdiCall<R>(ctx: Ctx, sealedXml: string, started: boolean, record: (a: PacAnswer) => Promise<R>, sentAt?: Date): OutboundCall<HydratedInvoice, PacAnswer, R> {
+    const req = { xml: sealedXml, livemode: ctx.issuer.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, now: ctx.now, account: `${ctx.issuer.tenantId}:${ctx.issuer.livemode}`, ...(sentAt ? { sentAt } : {}) };
     const answer = (o: StampOutcome | { kind: 'not_stamped' }): PacAnswer => (o.kind === 'stamped' ? { kind: 'stamped', uuid: o.uuid, xml: o.xml } : o);
     return {
       connector: ctx.pac.key,
@@ -253,13 +255,13 @@ export class Invoices {
   /** Under the invoice's lock: settles every CFDI of the invoice still waiting for a lost PAC answer. */
   private async settlePending(h: HydratedInvoice, ctx: Ctx): Promise<void> {
     if (h.row.status === 'pending') {
-      await this.pacSettle(this.cfdiCall(ctx, h.row.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'stamp', answer: a })), h, (e) => `${e.message} (invoice ${h.row.id} waits for the PAC's answer)`);
+      await this.pacSettle(this.cfdiCall(ctx, h.row.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'stamp', answer: a }), new Date(h.row.created_at)), h, (e) => `${e.message} (invoice ${h.row.id} waits for the PAC's answer)`);
     }
     for (const p of h.pendingPayments) {
-      await this.pacSettle(this.cfdiCall(ctx, p.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'payment', paymentId: p.id, answer: a })), h, (e) => `${e.message} (payment complement ${p.id} waits for the PAC's answer)`);
+      await this.pacSettle(this.cfdiCall(ctx, p.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'payment', paymentId: p.id, answer: a }), new Date(p.created_at)), h, (e) => `${e.message} (payment complement ${p.id} waits for the PAC's answer)`);
     }
     for (const n of h.pendingNotes) {
-      await this.pacSettle(this.cfdiCall(ctx, n.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'credit', noteId: n.id, answer: a })), h, (e) => `${e.message} (credit note ${n.id} waits for the PAC's answer)`);
+      await this.pacSettle(this.cfdiCall(ctx, n.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'credit', noteId: n.id, answer: a }), new Date(n.created_at)), h, (e) => `${e.message} (credit note ${n.id} waits for the PAC's answer)`);
     }
   }
 

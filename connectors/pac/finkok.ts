@@ -102,11 +102,23 @@ export class FinkokPac implements Pac {
     return again;
   }
 
-  /** `stamped`: the stamp of a pre-CFDI sent before, or `not_stamped` when it still answers 603 after the lag. */
+  /**
+   * `stamped`: the stamp of a pre-CFDI sent before, or `not_stamped` when it answers 603 once the lag
+   * has passed. With `sentAt` (the caller's mark) Finkok is asked once: a 603 / 307 without the stamp
+   * inside the lag is "ask again later" (OutcomeUnknown `no_uuid`: the CFDI stays pending, nothing
+   * sleeps under the entity's lock), after it a 603 is believed. Without `sentAt` the re-asks wait
+   * out the lag here.
+   */
   async status(req: StampRequest): Promise<Stamped | { kind: 'not_stamped' }> {
     const c = this.creds(req);
     if (!c) return { kind: 'not_stamped' };
-    const r = await this.stampedAfterLag(req.livemode, req.xml, c.user, c.password);
+    const r = req.sentAt
+      ? readStampAnswer(await this.post(req.livemode, FINKOK_UNCONFIRMED.endpoint.stamp, 'stamped', stampEnvelope('stamped', req.xml, c.user, c.password)), 'stamped')
+      : await this.stampedAfterLag(req.livemode, req.xml, c.user, c.password);
+    const lagging = r.kind === 'duplicate' || (r.kind === 'rejected' && r.code === '603');
+    if (lagging && req.sentAt && Date.now() - req.sentAt.getTime() < this.lagMs) {
+      throw new OutcomeUnknown('no_uuid', `Finkok \`stamped\` answers ${r.kind === 'duplicate' ? '307 without the stamp' : '603'} within ${Math.round(this.lagMs / 1000)} s of the first send (its documented lag after a stamp): asked again later`);
+    }
     if (r.kind === 'stamped') return r;
     if (r.kind === 'rejected' && r.code === '603') return { kind: 'not_stamped' };
     if (r.kind === 'duplicate') throw new OutcomeUnknown('no_uuid', 'Finkok `stamped` keeps answering 307 without the stamp (ask again)');

@@ -19,6 +19,12 @@ export interface StampRequest {
   now: Date;
   /** Who sends (the tenant and mode): a PAC account. The sim keys its book of stamps on it. */
   account?: string;
+  /**
+   * When this sealed CFDI was first sent (its pending row's creation: the outbound mark). A PAC
+   * whose lookup lags right after a stamp (Finkok's 603) answers "ask again later" (OutcomeUnknown
+   * `no_uuid`, `invoice.pac_no_uuid`) inside the lag instead of waiting under the entity's lock. Absent: the PAC waits.
+   */
+  sentAt?: Date;
 }
 
 export interface Stamped {

@@ -88,6 +88,25 @@ t.test('right after a stamp Finkok answers 603 / 307 without the stamp for secon
   t.same(never, { kind: 'not_stamped' }, 'a CFDI never sent is still "not stamped" once the lag has passed');
 });
 
+t.test('a lookup that carries its first send (sentAt) is asked once: inside the lag "ask again later", after it a 603 is believed (issue 28.5)', async (t) => {
+  const lagged = await startFakeFinkok({ lagMs: 60_000 });
+  t.teardown(() => lagged.close());
+  const pac = new FinkokPac({ baseUrl: lagged.url, timeoutMs: 1500, stampLagMs: 30_000, lagStepMs: 100 });
+  const xml = sealed();
+  const first = await pac.stamp(req(xml));
+  if (first.kind !== 'stamped') throw new Error('stamp');
+  const before = lagged.calls.length;
+  // The reconciler asks right after the send (its answer was lost): Finkok holds the stamp but says 603.
+  const e = await pac.status({ ...req(xml), sentAt: new Date() }).catch((x) => x);
+  t.ok(e instanceof OutcomeUnknown && e.reason === 'no_uuid', 'inside the lag: unknown (ask again later), never "not stamped"');
+  t.equal(lagged.calls.length - before, 1, 'one `stamped` call: nothing waits under the invoice\'s lock');
+  // Once the lag has passed, Finkok's 603 is its answer: a CFDI never stamped is "not stamped".
+  const never = await pac.status({ ...req(sealed()), sentAt: new Date(Date.now() - 31_000) });
+  t.same(never, { kind: 'not_stamped' });
+  lagged.lagMs = 0;
+  t.match(await pac.status({ ...req(xml), sentAt: new Date() }), { kind: 'stamped', uuid: first.uuid }, 'once Finkok hands it back, the stamp');
+});
+
 t.test('cancel_pending is followed with get_sat_status; a repeated request answers 202 (issue 28.5)', async (t) => {
   const pac = new FinkokPac({ baseUrl: fake.url, timeoutMs: 1500, stampLagMs: 300, lagStepMs: 100 });
   const creds = { user: 'finkok-user', password: 'finkok-pass' };
