@@ -129,7 +129,7 @@ export class Operators {
   }
 
   /** Another role, or disabled (its sessions end: the portal refuses a disabled member's session). */
-  async update(by: OperatorActor | AuditActor, id: string, body: { role?: OperatorRole; status?: 'active' | 'disabled' }, requestId?: string) {
+  async update(by: OperatorActor | AuditActor, id: string, body: { role?: OperatorRole; status?: 'active' | 'disabled' }, requestId?: string, reason?: string) {
     if (by.kind === 'operator' && by.id === id && (body.status === 'disabled' || (body.role && body.role !== 'admin'))) throw new ApiError('operator.self_change_conflict');
     const before = await this.get(id);
     await this.d.sql.begin(async (tx) => {
@@ -139,7 +139,7 @@ export class Operators {
         if (body.status === 'disabled') await tx`update portal_sessions set ended_at = now() where member_id = ${id} and ended_at is null`;
       }
       const after = { ...before, ...(body.role ? { role: body.role } : {}), ...(body.status ? { status: body.status } : {}) };
-      await appendAudit(tx, { actor: by, action: 'operator.update', targetKind: 'operator', targetId: id, before, after, requestId });
+      await appendAudit(tx, { actor: by, action: 'operator.update', targetKind: 'operator', targetId: id, reason, before, after, requestId });
     });
     return this.get(id);
   }

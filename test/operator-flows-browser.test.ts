@@ -14,7 +14,8 @@ import { tracing } from '@opentelemetry/sdk-node';
 import { startTelemetry, stopTelemetry } from '../ops/telemetry.js';
 import { ensureChromium, launchChromium } from './helpers/browser.js';
 import { freePort, startTestApp, until, type TestApp } from './helpers/app.js';
-import { axe, makeOperator, shot, signInOperator } from './helpers/operator-browser.js';
+import { axe, makeOperator, OPERATOR_PASSWORD, shot, signInOperator } from './helpers/operator-browser.js';
+import { totpCode } from './helpers/portal.js';
 
 t.setTimeout(600_000);
 const found = ensureChromium();
@@ -270,5 +271,65 @@ if (why) {
     t.same([...O.errors, ...P.errors], [], 'no script error on any page');
     await O.ctx.close();
     await P.ctx.close();
+  });
+
+  t.test('operators: the first sign-in sets up the second factor on the screen; an admin adds, re-roles and disables operators', async (t) => {
+    const tag = crypto.randomUUID().slice(0, 6);
+    const name = `Quique ${tag}`;
+    const email = `quique+${tag}@orquesta.mx`;
+    t.equal((await a.admin('POST', '/admin/operators', { email, name, role: 'reviewer', password: OPERATOR_PASSWORD })).status, 201);
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const Q = await ctx.newPage();
+    const errors: string[] = [];
+    Q.on('pageerror', (e) => errors.push(String(e)));
+    await Q.goto(`${a.url}/portal/operator`);
+    await Q.getByLabel('Correo').fill(email);
+    await Q.getByLabel('Contraseña').fill(OPERATOR_PASSWORD);
+    await Q.getByRole('button', { name: 'Entrar' }).click();
+    await Q.getByRole('heading', { name: 'Activa tu segundo factor' }).waitFor();
+    t.same(await axe(Q), [], 'second-factor setup: no serious or critical axe violation');
+    await shot(Q, 'operator-totp-setup.png');
+    const secret = (await Q.locator('#totp-secret').innerText()).trim();
+    t.match(secret, /^[A-Z2-7]{16,}$/, 'the secret is shown (and as a QR code)');
+    await Q.getByLabel('Código de 6 dígitos').fill('000000');
+    await Q.getByRole('button', { name: 'Activar' }).click();
+    await Q.getByText('Código incorrecto.').waitFor();
+    await Q.getByLabel('Código de 6 dígitos').fill(totpCode(secret));
+    await Q.getByRole('button', { name: 'Activar' }).click();
+    await Q.getByRole('heading', { name: 'Lo que espera una decisión' }).waitFor();
+    t.match(await Q.locator('header').innerText(), new RegExp(`${name} · reviewer`));
+    const [m] = await a.app.deps.sql`select totp_enabled_at from portal_members where email = ${email}`;
+    t.ok(m!.totp_enabled_at, 'the second factor is on');
+
+    const boss = await makeOperator(a, 'admin', `Rita ${tag}`);
+    const R = await signInOperator(browser, a, boss, 1);
+    await nav(R.page, 'Operadores');
+    const added = `nuevo+${tag}@orquesta.mx`;
+    await R.page.getByLabel('Correo').fill(added);
+    await R.page.getByLabel('Nombre').fill(`Nuevo ${tag}`);
+    await R.page.getByLabel('Rol', { exact: true }).selectOption('viewer');
+    await R.page.getByRole('button', { name: 'Agregar' }).click();
+    await flash(R.page, new RegExp(`Se envió a ${added.replace(/[+.]/g, '\\$&')} un enlace`));
+    const [made] = await a.app.deps.sql`select o.role, m.totp_enabled_at from operators o join portal_members m on m.id = o.member_id where m.email = ${added}`;
+    t.match(made, { role: 'viewer', totp_enabled_at: null }, 'added; it sets a password from the link and its second factor at the first sign-in');
+
+    await R.page.getByLabel(`Rol de ${name}`).selectOption('support');
+    await R.page.getByRole('button', { name: `Cambiar rol de ${name}` }).click();
+    await confirm(R.page, 'Pasa a soporte');
+    await flash(R.page, /hecho/);
+    t.equal((await a.app.deps.sql`select o.role from operators o join portal_members m on m.id = o.member_id where m.email = ${email}`)[0]!.role, 'support');
+    t.same(await axe(R.page), [], 'operators: no serious or critical axe violation');
+    await R.page.getByRole('row').filter({ hasText: email }).scrollIntoViewIfNeeded();
+    await shot(R.page, 'operator-operators.png', { fullPage: false });
+    await R.page.getByRole('button', { name: `Desactivar a ${name}` }).click();
+    await confirm(R.page, 'Dejó el equipo');
+    await R.page.getByRole('button', { name: `Reactivar a ${name}` }).waitFor();
+    const me = await Q.request.get(`${a.url}/portal/api/operator/me`);
+    t.equal(me.status(), 401, 'the disabled operator\'s session ended');
+    const rows = (await a.admin('GET', `/admin/audit_log?action=operator.update`)).body.data.filter((x: any) => x.before?.email === email);
+    t.match(rows.map((x: any) => [x.reason, x.after.role, x.after.status]), [['Dejó el equipo', 'support', 'disabled'], ['Pasa a soporte', 'support', 'active']], 'both changes audited with their reasons');
+    t.same([...errors, ...R.errors], [], 'no script error');
+    await ctx.close();
+    await R.ctx.close();
   });
 }

@@ -127,7 +127,7 @@ export const operatorAdminRoutes: RouteDef[] = [
     body: { type: 'object', additionalProperties: false, properties: { role: { enum: [...OPERATOR_ROLES], 'x-error-code': 'operator.invalid_role' }, status: { enum: ['active', 'disabled'] } } },
     summary: "Change an operator's role, or disable them (their sessions end)", responses: ok('The operator'),
     errors: ['operator.not_found', 'operator.invalid_role', 'operator.self_change_conflict'],
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.operators.update(auditActorOf(ctx), ctx.params.id, ctx.body, ctx.requestId) }),
+    handler: async (ctx) => ({ status: 200, body: await ctx.deps.operators.update(auditActorOf(ctx), ctx.params.id, ctx.body, ctx.requestId, headerReason(ctx)) }),
   }),
 ];
 

@@ -11,8 +11,9 @@ import { PortalClient, totpCode } from './portal.js';
 export const OPERATOR_PASSWORD = 'operator password 123';
 const AXE = readFileSync(join(projectRoot, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
-export const shot = async (page: Page, name: string) => {
-  if (process.env.OPERATOR_SCREENSHOTS === '1') await page.screenshot({ path: join(projectRoot, 'docs', name), fullPage: true });
+/** A screenshot into docs/ (the whole page; `fullPage: false`: the viewport, for a list as long as the shared test database makes it). */
+export const shot = async (page: Page, name: string, o: { fullPage?: boolean } = {}) => {
+  if (process.env.OPERATOR_SCREENSHOTS === '1') await page.screenshot({ path: join(projectRoot, 'docs', name), fullPage: o.fullPage ?? true });
 };
 
 export async function axe(page: Page): Promise<Array<{ id: string; impact: string; nodes: number }>> {

@@ -432,7 +432,17 @@ async function operators() {
   const email = h('input', { id: 'o-email', type: 'email', required: true });
   const name = h('input', { id: 'o-name', required: true });
   const role = h('select', { id: 'o-role' }, ['reviewer', 'support', 'viewer', 'admin'].map((x) => h('option', { value: x, text: x })));
-  return [h('h1', { text: 'Operadores' }), table('Equipo de operación', [['Nombre', (o) => o.name], ['Correo', (o) => o.email], ['Rol', (o) => o.role], ['2FA', (o) => (o.totp_enabled ? 'sí' : 'pendiente')], ['Estado', (o) => o.status]], r.body ? r.body.data : [], 'Sin operadores.'),
+  /** Another role, or disabled / active again (an operator cannot change themselves: another admin must). */
+  const manage = (o) => {
+    if (o.id === state.me.id) return h('span', { class: 'note', text: 'Tú' });
+    const sel = h('select', { id: `role-${o.id}`, 'aria-label': `Rol de ${o.name}` }, ['admin', 'reviewer', 'support', 'viewer'].map((x) => h('option', { value: x, text: x, selected: x === o.role ? true : undefined })));
+    return h('span', { class: 'actions' }, sel,
+      h('button', { class: 'secondary', onclick: () => act(`Cambiar rol de ${o.name}`, `${o.name} pasa de ${o.role} a ${sel.value}.`, 'PATCH', `${API}/operators/${o.id}`, { role: sel.value }) }, `Cambiar rol de ${o.name}`),
+      o.status === 'active'
+        ? h('button', { class: 'danger', onclick: () => act(`Desactivar a ${o.name}`, 'Sus sesiones terminan ya y no puede volver a entrar.', 'PATCH', `${API}/operators/${o.id}`, { status: 'disabled' }) }, `Desactivar a ${o.name}`)
+        : h('button', { class: 'primary', onclick: () => act(`Reactivar a ${o.name}`, 'Puede volver a entrar con su contraseña y su código.', 'PATCH', `${API}/operators/${o.id}`, { status: 'active' }) }, `Reactivar a ${o.name}`));
+  };
+  return [h('h1', { text: 'Operadores' }), table('Equipo de operación', [['Nombre', (o) => o.name], ['Correo', (o) => o.email], ['Rol', (o) => o.role], ['2FA', (o) => (o.totp_enabled ? 'sí' : 'pendiente')], ['Estado', (o) => o.status], ['', manage]], r.body ? r.body.data : [], 'Sin operadores.'),
     h('h2', { text: 'Agregar operador' }), h('form', { class: 'inline', onsubmit: async (e) => {
       e.preventDefault();
       const r2 = await call('POST', `${API}/operators`, { email: email.value, name: name.value, role: role.value });
