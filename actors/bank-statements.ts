@@ -22,6 +22,7 @@ import type { Db, Sql } from '../kernel/db.js';
 import { postEntry } from '../kernel/ledger.js';
 import type { Principal } from '../kernel/principal.js';
 import { parseStatement, PRESETS, StatementParseError, type Mapping, type ParsedStatement, type Preset } from '../formats/bank-statements.js';
+import { SUCCEEDED_BY, type SucceededBy } from './payment-intent-plan.js';
 
 /** service-spec Limits: bank statement file 5 MiB. */
 export const MAX_STATEMENT_BYTES = 5 * 1024 * 1024;
@@ -484,8 +485,11 @@ export const bankStatementsCapability: Capability = {
   name: 'bank_statements',
   reactions: [
     {
-      on: 'payment_intent.succeeded',
+      // The signal beside payment_intent.succeeded that names the attempt's method: a card (or
+      // any other method) never reads here, only a SPEI charge does.
+      on: SUCCEEDED_BY,
       run: async (e, { tx, sql, now }) => {
+        if ((e.data as SucceededBy).method !== 'spei') return;
         const [a] = await tx`
           select a.id, a.provider_ref, a.connector_key, pi.receipt_code, pi.amount_minor + pi.tip_minor as total_minor,
                  pg_advisory_xact_lock_shared(orq_bank_recon_lock_key(a.tenant_id, a.livemode)) as locked
