@@ -295,6 +295,8 @@ if (why) {
     t.same((await codes(sameStatus.length)).sort(), sameStatus.sort(), `the ${declined} filter shows what the API lists`);
     await page.getByTestId('global-search').fill(mine.receipt_code);
     await page.getByTestId('global-search').press('Enter');
+    // The status filter's result may itself be one row: wait for this search's row before counting.
+    await page.locator('[data-testid="payments"] tbody tr', { hasText: mine.receipt_code }).waitFor();
     t.same(await codes(1), [mine.receipt_code], 'the header\'s search, used on this screen, replaces the filters');
     t.equal(await page.getByTestId('search-q').inputValue(), mine.receipt_code, 'and shows what it searched');
     t.same(problems, []);
@@ -378,6 +380,30 @@ if (why) {
     const o2 = new PortalClient(a);
     await o2.signIn(other.email, other.password);
     t.equal((await o2.call('GET', `/portal/api/v1/payment_intents/${pi.id}/activity`)).status, 404, 'nor its activity');
+  });
+
+  t.test('team: a member\'s role changed and a scope given from the team screen; both in the audit log screen', async (t) => {
+    const o = new PortalClient(a);
+    await o.signIn(owner.email, owner.password);
+    const dev = await inviteMember(o, 'developer');
+    const { page, problems } = await P.open(t);
+    await P.signIn(page, owner.email, owner.password);
+    await page.goto(`${a.url}/portal#/settings/team`);
+    await page.getByLabel(`Rol de ${dev.email}`).selectOption('accountant');
+    const member = async () => (await o.call('GET', '/portal/api/team')).body.members.find((m: any) => m.email === dev.email);
+    t.equal((await until(member, (m) => m.role === 'accountant')).role, 'accountant', 'the role the screen set');
+    const row = page.locator('[data-testid="members"] tbody tr', { hasText: dev.email });
+    await row.locator('summary').click();
+    await row.getByTestId('extra-payouts:write').check();
+    t.same((await until(member, (m) => m.extra_scopes.includes('payouts:write'))).extra_scopes, ['payouts:write'], 'the scope the screen gave');
+    await page.goto(`${a.url}/portal#/settings/audit`);
+    await page.getByTestId('audit').waitFor();
+    const audit = await page.getByTestId('audit').textContent();
+    const id = (await member()).id;
+    const log = (await o.call('GET', '/portal/api/audit?limit=20')).body.data.filter((e: any) => e.target === id);
+    t.ok(log.length >= 1, 'the service logged the change');
+    for (const e of log) t.match(audit, e.action, `the audit screen lists ${e.action}`);
+    t.same(problems, []);
   });
 
   t.test('the language follows the member to another browser', async (t) => {
