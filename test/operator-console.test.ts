@@ -187,6 +187,31 @@ t.test('suspending a tenant stops its keys at once; releasing it needs a second 
   t.same(actions, ['tenant.suspend', 'tenant.release.requested', 'tenant.release.requested', 'tenant.release']);
 });
 
+t.test('four-eyes races: two asking at once get one decision; two approving at once make one payout', async (t) => {
+  const ten = await a.newTenant('Carrera SA');
+  await a.admin('PATCH', `/admin/tenants/${ten.id}/payout_settings`, { payout_approval_threshold_minor: 100_000 });
+  const po = await a.call('POST', '/v1/payouts', { key: ten.testKey, body: { clabe: '072691004495711499', beneficiary_name: 'Proveedora', amount_minor: 300_000, currency: 'MXN', concepto: 'Carrera' }, headers: idem() });
+  t.equal(po.status, 202, po.text);
+  const [ana, beto, caro, dani] = [await operator('reviewer', 'ana'), await operator('reviewer', 'beto'), await operator('reviewer', 'caro'), await operator('reviewer', 'dani')];
+  const path = `${OP}/tenants/${ten.id}/payout_approvals/${po.body.id}/approve`;
+  const asks = await Promise.all([ana.p.call('POST', path, { approver: 'ana' }), beto.p.call('POST', path, { approver: 'beto' })]);
+  t.same(asks.map((x) => x.status), [202, 202], asks.map((x) => x.text).join(' | '));
+  t.equal(asks[0]!.body.id, asks[1]!.body.id, 'one open decision for both');
+  const decisionId = asks[0]!.body.id as string;
+  const [{ n }] = await a.app.deps.sql`select count(*)::int as n from approvals where subject_kind = 'operator_decision' and request->>'target_id' = ${po.body.id}` as any;
+  t.equal(n, 1);
+  const asker = asks[0]!.body.requested_by.id === ana.id ? ana : beto;
+  t.ok([ana.id, beto.id].includes(asks[0]!.body.requested_by.id));
+  const tries = await Promise.all([caro.p.call('POST', `${OP}/decisions/${decisionId}/approve`, {}), dani.p.call('POST', `${OP}/decisions/${decisionId}/approve`, {})]);
+  t.same(tries.map((x) => x.status).sort(), [200, 409], tries.map((x) => x.text).join(' | '));
+  t.equal(tries.find((x) => x.status === 409)!.body.error.code, 'operator_decision.resolution_conflict', 'the loser is told it was decided');
+  const payouts = await a.app.deps.sql`select id from payouts where approval_id = ${po.body.id}`;
+  t.equal(payouts.length, 1, 'one payout');
+  const hist = await a.app.deps.sql`select event from entity_history where entity_id = ${decisionId} order by id`;
+  t.same(hist.map((h) => h.event), ['requested', 'approved'], 'one approval step');
+  t.equal((await asker.p.call('POST', `${OP}/decisions/${decisionId}/reject`, {})).body.error.code, 'operator_decision.resolution_conflict', 'decided: no withdrawal');
+});
+
 t.test('an operator decision whose operation is refused when approved stays pending: nothing is written', async (t) => {
   const ten = await a.newTenant('Liberada Antes SA');
   const boss = await operator('admin', 'fer');
