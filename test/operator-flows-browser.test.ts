@@ -273,6 +273,61 @@ if (why) {
     await P.ctx.close();
   });
 
+  t.test('rejections from the screen (risk review, refund, payout); a terminal reassigned and activated again', async (t) => {
+    const tag = crypto.randomUUID().slice(0, 6);
+    const ten = await a.newTenant(`Negada ${tag}`);
+    const key = ten.testKey;
+    await a.admin('POST', `/admin/tenants/${ten.id}/risk_rules`, { field: 'payment_method', operator: 'eq', value: 'oxxo', action: 'review' });
+    await a.admin('PATCH', `/admin/tenants/${ten.id}/settings`, { refund_approval_threshold_minor: 1000 });
+    await a.admin('PATCH', `/admin/tenants/${ten.id}/payout_settings`, { payout_approval_threshold_minor: 1000 });
+    const held = await a.call('POST', '/v1/payment_intents', { key, body: { amount_minor: 1234, currency: 'MXN' }, headers: idem() });
+    const rv = await a.call('POST', `/v1/payment_intents/${held.body.id}/confirm`, { key, body: { payment_token: 'x', payment_method: 'oxxo' }, headers: idem() });
+    const pi = await a.call('POST', '/v1/payment_intents', { key, body: { amount_minor: 9_000, currency: 'MXN' }, headers: idem() });
+    await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key, body: { payment_token: 'tok_sim_ok', payment_method: 'card' }, headers: idem() });
+    const paid = await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key }), (r) => r.body.status === 'succeeded');
+    const rf = await a.call('POST', '/v1/refunds', { key, body: { attempt_id: paid.body.attempts[0].id, amount_minor: 5_555 }, headers: idem() });
+    const po = await a.call('POST', '/v1/payouts', { key, body: { clabe: '072691004495711499', beneficiary_name: 'Proveedora', amount_minor: 6_666, currency: 'MXN', concepto: 'No va' }, headers: idem() });
+    t.same([rv.body.object, rf.status, po.status], ['risk_review', 202, 202]);
+    const term = await a.admin('POST', `/admin/tenants/${ten.id}/terminals`, { serial: `T-${tag}`, branch: 'Centro', livemode: false, activate: true });
+    await a.admin('POST', `/admin/tenants/${ten.id}/terminals/${term.body.id}/deactivate`, { reason: 'reparación' });
+
+    const op = await makeOperator(a, 'admin', `Sara ${tag}`);
+    const S = await signInOperator(browser, a, op, 1);
+    const page = S.page;
+    await nav(page, 'Riesgo');
+    await page.getByRole('row').filter({ hasText: `Negada ${tag}` }).getByRole('button', { name: 'Rechazar' }).click();
+    await confirm(page);
+    await flash(page, /Rechazar revisión: hecho/);
+    await until(() => a.call('GET', `/v1/payment_intents/${held.body.id}`, { key }), (r) => r.body.status === 'failed');
+    t.pass('the reviewed payment failed');
+    await nav(page, 'Aprobaciones');
+    await page.getByRole('row').filter({ hasText: `Negada ${tag}` }).filter({ hasText: '$55.55' }).getByRole('button', { name: 'Rechazar' }).click();
+    await confirm(page);
+    await flash(page, /Rechazar reembolso: hecho/);
+    await page.getByRole('row').filter({ hasText: `Negada ${tag}` }).filter({ hasText: '$66.66' }).getByRole('button', { name: 'Rechazar' }).click();
+    await confirm(page);
+    await flash(page, /Rechazar transferencia: hecho/);
+    const decided = await a.app.deps.sql`select id, status, subject_id, approver from approvals where id in (${rf.body.id}, ${po.body.id}) order by amount_minor`;
+    t.match(decided, [{ status: 'rejected', subject_id: null, approver: `operator:${op.email}` }, { status: 'rejected', subject_id: null, approver: `operator:${op.email}` }], 'both rejected, nothing made');
+
+    await nav(page, 'Terminales');
+    await page.getByLabel('Comercio').fill(ten.id);
+    await page.getByRole('button', { name: 'Ver terminales' }).click();
+    await page.getByRole('button', { name: `Reasignar T-${tag}` }).click();
+    await confirm(page, 'Norte');
+    await flash(page, /Terminal reasignada/);
+    await page.getByRole('button', { name: `Activar T-${tag}` }).click();
+    await confirm(page);
+    await flash(page, /Activar terminal: hecho/);
+    t.match((await a.app.deps.sql`select branch, status from terminals where id = ${term.body.id}`)[0], { branch: 'Norte', status: 'active' });
+    const charge = await a.call('POST', '/v1/payment_intents', { key, body: { amount_minor: 1000, currency: 'MXN', metadata: { terminal_id: term.body.id } }, headers: idem() });
+    t.equal(charge.status, 201, 'active again: its charges are taken');
+    const actions = (await a.admin('GET', `/admin/audit_log?target_id=${term.body.id}`)).body.data.map((r: any) => `${r.action}:${r.actor.kind}`).reverse();
+    t.same(actions, ['terminal.register:admin_key', 'terminal.activate:admin_key', 'terminal.deactivate:admin_key', 'terminal.reassign:operator', 'terminal.activate:operator']);
+    t.same(S.errors, [], 'no script error');
+    await S.ctx.close();
+  });
+
   t.test('operators: the first sign-in sets up the second factor on the screen; an admin adds, re-roles and disables operators', async (t) => {
     const tag = crypto.randomUUID().slice(0, 6);
     const name = `Quique ${tag}`;
