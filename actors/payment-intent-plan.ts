@@ -74,10 +74,13 @@ export interface IntentPrep {
 }
 
 /** The jobs the plan asks for; the actor module binds them to their declarations (payment-intents.ts). */
+/** The intent a job is about: its id and its tenant and mode (the worker reads it scoped: one shard under Citus, docs/scaling.md). */
+export type IntentRef = Pick<IntentRow, 'id' | 'tenant_id' | 'livemode'>;
+
 export interface IntentJobs {
-  execute(intentId: string, attemptId: string): JobRequest;
-  capture(intentId: string, attemptId: string): JobRequest;
-  void(intentId: string, attemptId: string): JobRequest;
+  execute(intent: IntentRef, attemptId: string): JobRequest;
+  capture(intent: IntentRef, attemptId: string): JobRequest;
+  void(intent: IntentRef, attemptId: string): JobRequest;
 }
 
 export interface IntentResult {
@@ -365,7 +368,7 @@ function newAttempt(d: Draft, connector: string, method: string, token: string |
   d.open = a;
   updated.last_error = null;
   updated.next_action = null;
-  d.after.push(d.jobs.execute(intent.id, id));
+  d.after.push(d.jobs.execute(intent, id));
 }
 
 /** The open attempt's own step (attempt machine), with what the evidence says of it; capture and void are jobs after commit. */
@@ -402,8 +405,8 @@ function advanceAttempt(d: Draft, open: AttemptRow, event: Extract<PaymentIntent
   d.attempts = d.attempts.map((x) => (x.id === open.id ? merged : x));
   d.open = merged;
   for (const act of as.effects) {
-    if (act.type === 'requestCapture') d.after.push(d.jobs.capture(intentId, open.id));
-    if (act.type === 'requestVoid') d.after.push(d.jobs.void(intentId, open.id));
+    if (act.type === 'requestCapture') d.after.push(d.jobs.capture(d.h.row, open.id));
+    if (act.type === 'requestVoid') d.after.push(d.jobs.void(d.h.row, open.id));
   }
 }
 

@@ -74,7 +74,12 @@ const isTransient = (e: unknown) => e instanceof OutcomeUnknown || e instanceof 
 /** What a real adapter needs besides the key: the tenant (its credentials) and the amount (Conekta's capture). */
 const ctxOf = (a: AttemptRow) => ({ tenantId: a.tenant_id, livemode: a.livemode, amountMinor: a.amount_minor, currency: a.currency });
 
-type AttemptJob = { intentId: string; attemptId: string; settle?: boolean };
+// tenantId and livemode: the worker reads the intent scoped (one shard under Citus, docs/scaling.md);
+// a job queued before they were added has neither and is read by id.
+type AttemptJob = { intentId: string; attemptId: string; settle?: boolean; tenantId?: string; livemode?: boolean };
+type Scoped = { tenantId?: string; livemode?: boolean };
+const scopeOf = (d: Scoped) => (d.tenantId && d.livemode !== undefined ? { tenantId: d.tenantId, livemode: d.livemode } : undefined);
+const refScope = (r: { tenant_id: string; livemode: boolean }) => ({ tenantId: r.tenant_id, livemode: r.livemode });
 type AttemptRun = { outcome: string } | { skipped: string };
 
 export class PaymentIntents {
@@ -84,7 +89,7 @@ export class PaymentIntents {
   readonly executeJob = defineJob<AttemptJob>({
     queue: PI_QUEUE,
     name: 'attempt.execute',
-    shape: { intentId: 'uuid', attemptId: 'uuid', settle: 'boolean?' },
+    shape: { intentId: 'uuid', attemptId: 'uuid', settle: 'boolean?', tenantId: 'uuid?', livemode: 'boolean?' },
     id: (d) => `exec-${d.attemptId}`,
     shardKey: (d) => d.intentId,
     transient: isTransient,
@@ -93,7 +98,7 @@ export class PaymentIntents {
   readonly captureJob = defineJob<AttemptJob>({
     queue: PI_QUEUE,
     name: 'attempt.capture',
-    shape: { intentId: 'uuid', attemptId: 'uuid', settle: 'boolean?' },
+    shape: { intentId: 'uuid', attemptId: 'uuid', settle: 'boolean?', tenantId: 'uuid?', livemode: 'boolean?' },
     id: (d) => `capture-${d.attemptId}`,
     shardKey: (d) => d.intentId,
     transient: isTransient,
@@ -102,35 +107,35 @@ export class PaymentIntents {
   readonly voidJob = defineJob<AttemptJob>({
     queue: PI_QUEUE,
     name: 'attempt.void',
-    shape: { intentId: 'uuid', attemptId: 'uuid' },
+    shape: { intentId: 'uuid', attemptId: 'uuid', tenantId: 'uuid?', livemode: 'boolean?' },
     id: (d) => `void-${d.attemptId}`,
     shardKey: (d) => d.intentId,
     transient: isTransient,
     run: (d) => this.voidAttempt(d),
   });
-  readonly noticeJob = defineJob<{ inboxId: string; intentId: string }>({
+  readonly noticeJob = defineJob<{ inboxId: string; intentId: string } & Scoped>({
     queue: PI_QUEUE,
     name: 'attempt.notice',
-    shape: { inboxId: 'uuid', intentId: 'uuid' },
+    shape: { inboxId: 'uuid', intentId: 'uuid', tenantId: 'uuid?', livemode: 'boolean?' },
     id: (d) => `notice-${d.inboxId}`,
     shardKey: (d) => d.intentId,
     transient: isTransient,
-    run: (d) => this.processNotice(d.inboxId),
+    run: (d) => this.processNotice(d.inboxId, scopeOf(d)),
   });
-  readonly refundSettledJob = defineJob<{ intentId: string; attemptId: string }>({
+  readonly refundSettledJob = defineJob<{ intentId: string; attemptId: string } & Scoped>({
     queue: PI_QUEUE,
     name: 'attempt.refund_settled',
-    shape: { intentId: 'uuid', attemptId: 'uuid' },
+    shape: { intentId: 'uuid', attemptId: 'uuid', tenantId: 'uuid?', livemode: 'boolean?' },
     id: (d) => `refunded-${d.attemptId}`,
     shardKey: (d) => d.intentId,
     transient: isTransient,
-    run: async (d) => this.d.actor.run(this.def, undefined, d.intentId, { kind: 'refund_settled', attemptId: d.attemptId }, { waitMs: 2000, worker: true }),
+    run: async (d) => this.d.actor.run(this.def, scopeOf(d), d.intentId, { kind: 'refund_settled', attemptId: d.attemptId }, { waitMs: 2000, worker: true }),
   });
 
   private readonly planJobs: IntentJobs = {
-    execute: (intentId, attemptId) => jobRequest(this.executeJob, { intentId, attemptId }),
-    capture: (intentId, attemptId) => jobRequest(this.captureJob, { intentId, attemptId }),
-    void: (intentId, attemptId) => jobRequest(this.voidJob, { intentId, attemptId }),
+    execute: (i, attemptId) => jobRequest(this.executeJob, { intentId: i.id, attemptId, tenantId: i.tenant_id, livemode: i.livemode }),
+    capture: (i, attemptId) => jobRequest(this.captureJob, { intentId: i.id, attemptId, tenantId: i.tenant_id, livemode: i.livemode }),
+    void: (i, attemptId) => jobRequest(this.voidJob, { intentId: i.id, attemptId, tenantId: i.tenant_id, livemode: i.livemode }),
   };
 
   constructor(private d: PaymentsDeps) {
@@ -455,16 +460,16 @@ export class PaymentIntents {
   }
 
   /** Runs the provider call and the evidence step under the intent's lock (nothing changes in between). */
-  private underLock(intentId: string, fn: (h: HydratedIntent) => Promise<unknown>) {
+  private underLock(intentId: string, scope: Scope | undefined, fn: (h: HydratedIntent) => Promise<unknown>) {
     return this.d.actor.withLock(this.def, intentId, 2000, async () => {
-      const h = await hydrate(this.d.sql, intentId);
+      const h = await hydrate(this.d.sql, intentId, scope?.tenantId, scope?.livemode);
       if (!h) return { skipped: 'unknown intent' };
       return fn(h);
     });
   }
 
   private evidence(h: HydratedIntent, attempt: AttemptRow, outcome: ProviderOutcome, source: 'connector' | 'inbound', inboxId?: string) {
-    return this.d.actor.runLocked(this.def, undefined, h.row.id, { kind: 'evidence', attemptId: attempt.id, outcome, source, inboxId }, { waitMs: 0, known: h });
+    return this.d.actor.runLocked(this.def, refScope(h.row), h.row.id, { kind: 'evidence', attemptId: attempt.id, outcome, source, inboxId }, { waitMs: 0, known: h });
   }
 
   /**
@@ -532,7 +537,7 @@ export class PaymentIntents {
   }
 
   private executeAttempt(d: AttemptJob, info: JobInfo) {
-    return this.underLock(d.intentId, async (h) => {
+    return this.underLock(d.intentId, scopeOf(d), async (h) => {
       const attempt = h.attempts.find((a) => a.id === d.attemptId);
       if (!attempt) return { skipped: 'unknown attempt' };
       const mayHaveCalled = info.attemptsMade > 0 || info.stalled || d.settle === true;
@@ -541,7 +546,7 @@ export class PaymentIntents {
   }
 
   private captureAttempt(d: AttemptJob, info: JobInfo) {
-    return this.underLock(d.intentId, async (h) => {
+    return this.underLock(d.intentId, scopeOf(d), async (h) => {
       const attempt = h.attempts.find((a) => a.id === d.attemptId);
       if (!attempt) return { skipped: 'unknown attempt' };
       const mayHaveCalled = info.attemptsMade > 0 || info.stalled || d.settle === true;
@@ -550,7 +555,7 @@ export class PaymentIntents {
   }
 
   private async voidAttempt(d: AttemptJob) {
-    const h = await hydrate(this.d.sql, d.intentId);
+    const h = await hydrate(this.d.sql, d.intentId, d.tenantId, d.livemode);
     const attempt = h?.attempts.find((a) => a.id === d.attemptId);
     if (attempt) await this.connectorCall(attempt, 'void', () => this.d.router.connector(attempt.connector_key).void(attempt.provider_key, ctxOf(attempt)));
     return { voided: !!attempt };
@@ -570,7 +575,7 @@ export class PaymentIntents {
       on conflict (dedupe_key, tenant_id) do update set dedupe_key = excluded.dedupe_key
       returning id`;
     const inboxId = row.id as string;
-    await this.d.enqueue(jobRequest(this.noticeJob, { inboxId, intentId: n.intentId })).catch((e) => this.d.log.warn('enqueue of a notice failed; the reconciler will replay it', { inboxId, err: e }));
+    await this.d.enqueue(jobRequest(this.noticeJob, { inboxId, intentId: n.intentId, tenantId: n.tenantId, livemode: n.livemode })).catch((e) => this.d.log.warn('enqueue of a notice failed; the reconciler will replay it', { inboxId, err: e }));
     return inboxId;
   }
 
@@ -578,16 +583,17 @@ export class PaymentIntents {
    * The provider's word on an attempt a notice concerns, as evidence (the outbound protocol's
    * lookup, never a send); the notice is marked processed in the same transaction.
    */
-  private async processNotice(inboxId: string) {
+  private async processNotice(inboxId: string, scope?: Scope) {
     const [n] = await this.d.sql`
-      select i.id, i.processed_at, a.id as attempt_id, a.payment_intent_id from inbox i join attempts a on a.id = i.subject_id and a.tenant_id = i.tenant_id where i.id = ${inboxId}`;
+      select i.id, i.processed_at, i.tenant_id, i.livemode, a.id as attempt_id, a.payment_intent_id from inbox i join attempts a on a.id = i.subject_id and a.tenant_id = i.tenant_id
+       where i.id = ${inboxId} ${scope ? this.d.sql`and i.tenant_id = ${scope.tenantId}` : this.d.sql``}`;
     if (!n) return { skipped: 'unknown notice' };
     if (n.processed_at) return { skipped: 'processed' };
-    return this.underLock(n.payment_intent_id as string, async (h) => {
+    return this.underLock(n.payment_intent_id as string, refScope(n as unknown as { tenant_id: string; livemode: boolean }), async (h) => {
       const attempt = h.attempts.find((a) => a.id === n.attempt_id);
       const done = async () => {
         // The provider does not know the attempt: nothing to apply; the notice is done with.
-        await this.d.sql`update inbox set processed_at = now() where id = ${inboxId} and processed_at is null`;
+        await this.d.sql`update inbox set processed_at = now() where id = ${inboxId} and tenant_id = ${n.tenant_id as string} and processed_at is null`;
         return { skipped: 'provider does not know the attempt' };
       };
       if (!attempt) return done();
@@ -617,7 +623,7 @@ export class PaymentIntents {
    * while the provider holds a capture for it: the same "settle before acting" rule as card attempts).
    */
   private expire(t: DueTimer) {
-    return this.underLock(t.entityId, async (h) => {
+    return this.underLock(t.entityId, { tenantId: t.tenantId, livemode: t.livemode }, async (h) => {
       const open = h.open;
       if (open && open.status === 'requires_action') {
         const outcome = await this.connectorCall(open, 'retrieve', () => this.d.router.connector(open.connector_key).retrieve(open.provider_key, ctxOf(open)));
@@ -626,14 +632,14 @@ export class PaymentIntents {
           return { settled: outcome.kind };
         }
       }
-      await this.d.actor.runLocked(this.def, undefined, h.row.id, { kind: 'expire' }, { waitMs: 0, known: h });
+      await this.d.actor.runLocked(this.def, refScope(h.row), h.row.id, { kind: 'expire' }, { waitMs: 0, known: h });
       return { fired: true };
     });
   }
 
   /** A refund of the attempt succeeded: the attempt's status is this actor's to change (a job, after the refund's commit). */
-  refundSettled(intentId: string, attemptId: string): JobRequest {
-    return jobRequest(this.refundSettledJob, { intentId, attemptId });
+  refundSettled(intentId: string, attemptId: string, scope?: Scope): JobRequest {
+    return jobRequest(this.refundSettledJob, { intentId, attemptId, ...scope });
   }
 
   /** Jobs, the expiry timer, and what the reconciler rebuilds from Postgres. */
@@ -645,7 +651,7 @@ export class PaymentIntents {
       jobs: [this.executeJob, this.captureJob, this.voidJob, this.noticeJob, this.refundSettledJob],
       timers: [
         { kind: EXPIRE_TIMER, queue: PI_QUEUE, fire: (t) => this.expire(t), transient: isTransient },
-        { kind: DUNNING_TIMER, queue: PI_QUEUE, fire: (t) => this.d.actor.run(this.def, undefined, t.entityId, { kind: 'dunning', dueAt: t.dueAt }, { waitMs: 2000, worker: true }), transient: isTransient },
+        { kind: DUNNING_TIMER, queue: PI_QUEUE, fire: (t) => this.d.actor.run(this.def, { tenantId: t.tenantId, livemode: t.livemode }, t.entityId, { kind: 'dunning', dueAt: t.dueAt }, { waitMs: 2000, worker: true }), transient: isTransient },
       ],
       reconcilers: [
         {
@@ -653,13 +659,15 @@ export class PaymentIntents {
           run: async () => {
             const rows = await sql`
               -- attempts waiting on the provider, untouched for a while
-              select id, payment_intent_id, status from attempts
+              select id, payment_intent_id, status, tenant_id, livemode from attempts
                where (status = 'pending' or (status = 'authorized' and capture_requested_at is not null))
                  and ${untouchedSql(sql)}
                order by updated_at limit 1000`;
             // settle: this attempt may have reached the provider before its job was lost (ask first).
             return rows.map((a) =>
-              jobRequest(a.status === 'pending' ? this.executeJob : this.captureJob, { intentId: a.payment_intent_id as string, attemptId: a.id as string, settle: true }),
+              jobRequest(a.status === 'pending' ? this.executeJob : this.captureJob, {
+                intentId: a.payment_intent_id as string, attemptId: a.id as string, settle: true, tenantId: a.tenant_id as string, livemode: a.livemode as boolean,
+              }),
             );
           },
         },
@@ -668,10 +676,10 @@ export class PaymentIntents {
           run: async () => {
             const rows = await sql`
               -- acknowledged notices whose processing was lost (a flushed Redis, a dead worker)
-              select i.id, a.payment_intent_id from inbox i join attempts a on a.id = i.subject_id and a.tenant_id = i.tenant_id
+              select i.id, a.payment_intent_id, i.tenant_id, i.livemode from inbox i join attempts a on a.id = i.subject_id and a.tenant_id = i.tenant_id
                where i.kind = 'attempt.notice' and i.processed_at is null and ${untouchedSql(sql, 'i.received_at')}
                order by i.received_at limit 1000`;
-            return rows.map((r) => jobRequest(this.noticeJob, { inboxId: r.id as string, intentId: r.payment_intent_id as string }));
+            return rows.map((r) => jobRequest(this.noticeJob, { inboxId: r.id as string, intentId: r.payment_intent_id as string, tenantId: r.tenant_id as string, livemode: r.livemode as boolean }));
           },
         },
         {
@@ -679,12 +687,12 @@ export class PaymentIntents {
           run: async () => {
             const rows = await sql`
               -- an attempt whose succeeded refunds came after its last change: its status may lag
-              select a.id, a.payment_intent_id from attempts a
+              select a.id, a.payment_intent_id, a.tenant_id, a.livemode from attempts a
                where a.status in ('captured', 'settled', 'partially_refunded')
-                 and exists (select 1 from refunds r where r.attempt_id = a.id and r.status = 'succeeded' and r.updated_at > a.updated_at
+                 and exists (select 1 from refunds r where r.attempt_id = a.id and r.tenant_id = a.tenant_id and r.status = 'succeeded' and r.updated_at > a.updated_at
                                 and ${untouchedSql(sql, 'r.updated_at')})
                limit 1000`;
-            return rows.map((r) => this.refundSettled(r.payment_intent_id as string, r.id as string));
+            return rows.map((r) => this.refundSettled(r.payment_intent_id as string, r.id as string, refScope(r as unknown as { tenant_id: string; livemode: boolean })));
           },
         },
       ],

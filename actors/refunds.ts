@@ -36,7 +36,7 @@ export interface RefundsDeps {
   router: Router;
   log: Logger;
   /** The payment intent actor's job that moves the attempt's status after a refund succeeded. */
-  refundSettled(intentId: string, attemptId: string): JobRequest;
+  refundSettled(intentId: string, attemptId: string, scope?: { tenantId: string; livemode: boolean }): JobRequest;
 }
 
 export interface CreateRefund {
@@ -136,7 +136,7 @@ function checkAmount(amount: number, left: number, attemptId: string) {
 }
 
 /** The refund's step on the provider's outcome: pure (refund machine → row, ledger entry, event, the attempt's job). */
-export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: StepEnv, settled: (intentId: string, attemptId: string) => JobRequest): Plan<RefundRow> {
+export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: StepEnv, settled: (intentId: string, attemptId: string, scope?: { tenantId: string; livemode: boolean }) => JobRequest): Plan<RefundRow> {
   const r = h.row;
   if (r.status !== 'requested') return { result: r };
   if (cmd.kind === 'send_started') {
@@ -178,7 +178,7 @@ export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: St
         ],
       });
     } else if (e.type === 'settleAttempt') {
-      plan.jobs!.push(settled(r.payment_intent_id, r.attempt_id));
+      plan.jobs!.push(settled(r.payment_intent_id, r.attempt_id, { tenantId: r.tenant_id, livemode: r.livemode }));
     } else if (e.type === 'emit') {
       plan.events!.push({ type: (e.params as { event: string }).event, data: refundEventData(updated) });
     }

@@ -110,7 +110,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     routingTable: (tenantId, livemode) => routing.tableFor(tenantId, livemode),
     terminalActive: (tenantId, livemode, id) => terminals.isActive(tenantId, livemode, id),
   });
-  const refunds = new Refunds({ sql, actor, router, log, refundSettled: (intentId, attemptId) => payments.refundSettled(intentId, attemptId) });
+  const refunds = new Refunds({ sql, actor, router, log, refundSettled: (intentId, attemptId, scope) => payments.refundSettled(intentId, attemptId, scope) });
   const invoices = new Invoices({ sql, actor, log, secrets });
   const receivables = new Receivables({ sql, actor, log, payments, invoices, publicBaseUrl: config.publicBaseUrl });
   const cx = createConnect({ config, sql, log, secrets, actor, enqueue: (j) => runtime.jobs.enqueue(j) });

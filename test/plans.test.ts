@@ -14,9 +14,9 @@ let n = 0;
 const env = (): StepEnv => ({ at, now: new Date(at.getTime() + 3600_000), newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}` });
 const probe = defineJob<{ intentId: string; attemptId: string }>({ queue: 'q', name: 'probe', shape: {}, id: (d) => d.attemptId, shardKey: (d) => d.intentId, run: async () => undefined });
 const jobs: IntentJobs = {
-  execute: (i, a) => jobRequest({ ...probe, name: 'execute' }, { intentId: i, attemptId: a }),
-  capture: (i, a) => jobRequest({ ...probe, name: 'capture' }, { intentId: i, attemptId: a }),
-  void: (i, a) => jobRequest({ ...probe, name: 'void' }, { intentId: i, attemptId: a }),
+  execute: (i, a) => jobRequest({ ...probe, name: 'execute' }, { intentId: i.id, attemptId: a, tenantId: i.tenant_id, livemode: i.livemode } as never),
+  capture: (i, a) => jobRequest({ ...probe, name: 'capture' }, { intentId: i.id, attemptId: a }),
+  void: (i, a) => jobRequest({ ...probe, name: 'void' }, { intentId: i.id, attemptId: a }),
 };
 
 function intent(over: Partial<IntentRow> = {}): IntentRow {
@@ -46,6 +46,8 @@ t.test('payment intent: confirm opens an attempt, fenced on the version, and ask
   t.equal(row.amount_minor, 10500, 'the attempt charges amount + tip');
   t.equal(row.provider_key, `orq_att_${String(row.id)}`, 'the provider key derives from the attempt id');
   t.same(p.jobs!.map((j) => [j.def.name, (j.data as { attemptId: string }).attemptId]), [['execute', row.id]]);
+  // the job names the intent's tenant and mode: the worker reads the intent scoped (one shard under Citus)
+  t.match(p.jobs![0].data, { intentId: intent().id, tenantId: intent().tenant_id, livemode: intent().livemode });
   t.same(p.events, [], 'the move to processing is not dispatched (spec)');
   t.equal(p.history?.event, 'confirm');
   t.equal((p.response?.body as { status: string }).status, 'processing');
