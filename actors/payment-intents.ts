@@ -201,7 +201,7 @@ export class PaymentIntents {
   async get(p: Principal, id: string, expand: boolean) {
     const h = await hydrate(this.d.sql, id, p.tenantId, p.livemode);
     if (!h) throw new ApiError('payment_intent.not_found');
-    const [r] = await this.d.sql`select coalesce(sum(amount_minor), 0)::bigint as n from refunds where payment_intent_id = ${id} and status = 'succeeded'`;
+    const [r] = await this.d.sql`select coalesce(sum(amount_minor), 0)::bigint as n from refunds where tenant_id = ${p.tenantId} and payment_intent_id = ${id} and status = 'succeeded'`;
     return intentView(h.row, expand ? h.attempts : undefined, Number(r.n));
   }
 
@@ -361,7 +361,7 @@ export class PaymentIntents {
           // Cross-connector retry: the cheapest eligible connector not tried yet for this intent.
           const tried = h.attempts.map((a) => a.connector_key);
           // A saved card's reference (or a browser tokenizer's token) belongs to its connector: never retried on another one.
-          const d = await this.dunningState(intent.id);
+          const d = await this.dunningState(intent);
           if (!d.paymentMethodId && !d.bound) {
             const retry = await this.choose(intent, open.method, open.amount_minor, tried, 'retry');
             if (retry) return { retry };
@@ -377,9 +377,9 @@ export class PaymentIntents {
       case 'dunning': {
         // Under the intent's lock: only the timer as still set fires (two copies of its job may both have passed the due check).
         const [current] = await this.d.sql`
-          select 1 from timers where kind = ${DUNNING_TIMER} and entity_id = ${intent.id} and due_at = ${cmd.dueAt} and fired_at is null`;
+          select 1 from timers where tenant_id = ${intent.tenant_id} and kind = ${DUNNING_TIMER} and entity_id = ${intent.id} and due_at = ${cmd.dueAt} and fired_at is null`;
         if (!current) return {};
-        const d = await this.dunningState(intent.id);
+        const d = await this.dunningState(intent);
         if (!d.offSession || !d.paymentMethodId || !this.d.savedMethod) return {};
         const last = h.attempts[h.attempts.length - 1];
         if (!last) return {};
@@ -390,7 +390,7 @@ export class PaymentIntents {
         return route ? { retry: route, retryToken: s.token } : {};
       }
       case 'refund_settled': {
-        const [r] = await this.d.sql`select coalesce(sum(amount_minor), 0)::bigint as total from refunds where attempt_id = ${cmd.attemptId} and status = 'succeeded'`;
+        const [r] = await this.d.sql`select coalesce(sum(amount_minor), 0)::bigint as total from refunds where tenant_id = ${intent.tenant_id} and attempt_id = ${cmd.attemptId} and status = 'succeeded'`;
         return { refundedMinor: Number(r.total) };
       }
       default:
@@ -399,13 +399,13 @@ export class PaymentIntents {
   }
 
   /** Whether the intent is an off-session charge of a saved card, and how many dunning retries it had. */
-  private async dunningState(intentId: string) {
+  private async dunningState(intent: { id: string; tenant_id: string }) {
     const [r] = await this.d.sql`
       select bool_or(off_session) as off_session, (array_agg(payment_method_id order by created_at) filter (where payment_method_id is not null))[1] as pm,
              count(*) filter (where reason = 'dunning')::int as retries,
              -- a saved card or a tokenizer's token: routed without a choice (no default to compare with)
              bool_or(reason = 'cheapest' and default_connector is null) as bound
-        from routing_decisions where payment_intent_id = ${intentId}`;
+        from routing_decisions where tenant_id = ${intent.tenant_id} and payment_intent_id = ${intent.id}`;
     return { offSession: r?.off_session === true, paymentMethodId: (r?.pm as string | null) ?? null, retries: (r?.retries as number) ?? 0, bound: r?.bound === true };
   }
 

@@ -208,7 +208,7 @@ export class Refunds {
       view: approvalView,
       prepareCreation: async (ap, _approver, at) => {
         const req = ap.request as { attempt_id: string; reason?: string | null };
-        const att = await this.checkRefundable(req.attempt_id, ap.amount_minor!);
+        const att = await this.checkRefundable(ap.tenant_id, req.attempt_id, ap.amount_minor!);
         const { row, plan } = this.creation({ tenantId: ap.tenant_id, livemode: ap.livemode }, att, ap.amount_minor!, req.reason ?? null, ap.requested_by, ap.id, at);
         return { id: row.id, step: { def: this.def, row, plan }, result: row };
       },
@@ -258,7 +258,7 @@ export class Refunds {
     try {
       return await this.d.actor.create(this.def, p, { ...plan, response: { status: 201, body: refundView(row) }, result: row }, { idem, at });
     } catch (e) {
-      await this.explainOverRefund(e, att.id as string, amount);
+      await this.explainOverRefund(e, p.tenantId, att.id as string, amount);
       throw e;
     }
   }
@@ -279,16 +279,16 @@ export class Refunds {
   }
 
   /** The database refused a refund past the captured amount (OQ422: another refund committed first): say what is left now. */
-  private async explainOverRefund(e: unknown, attemptId: string, amount: number): Promise<void> {
+  private async explainOverRefund(e: unknown, tenantId: string, attemptId: string, amount: number): Promise<void> {
     if ((e as { code?: string }).code !== 'OQ422') return;
-    await this.checkRefundable(attemptId, amount);
+    await this.checkRefundable(tenantId, attemptId, amount);
   }
 
   /** Reads the attempt with what its refunds hold now and refuses `amount` past what is left (the approval's step, the OQ422 explanation). */
-  private async checkRefundable(attemptId: string, amount: number): Promise<Record<string, unknown>> {
+  private async checkRefundable(tenantId: string, attemptId: string, amount: number): Promise<Record<string, unknown>> {
     const [att] = await this.d.sql`
-      select a.*, (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.status in ('requested', 'succeeded'))::bigint as live
-        from attempts a where a.id = ${attemptId}`;
+      select a.*, (select coalesce(sum(r.amount_minor), 0) from refunds r where r.attempt_id = a.id and r.tenant_id = a.tenant_id and r.status in ('requested', 'succeeded'))::bigint as live
+        from attempts a where a.id = ${attemptId} and a.tenant_id = ${tenantId}`;
     checkAmount(amount, refundable(att, Number(att.live)), attemptId);
     return att;
   }
@@ -345,7 +345,7 @@ export class Refunds {
       send: (h) => connector.refund(req(h)),
       lookup: async (h) => {
         const others = await this.d.sql`
-          select provider_ref from refunds where attempt_id = ${h.row.attempt_id} and id <> ${h.row.id} and status = 'succeeded' and provider_ref is not null`;
+          select provider_ref from refunds where tenant_id = ${h.row.tenant_id} and attempt_id = ${h.row.attempt_id} and id <> ${h.row.id} and status = 'succeeded' and provider_ref is not null`;
         return connector.lookupRefund({ ...req(h), sentAfter: h.row.send_started_at ?? h.row.created_at, claimed: others.map((o) => o.provider_ref as string) });
       },
       record: (h, outcome) => step(h, { kind: 'provider_outcome', outcome }),
@@ -371,8 +371,8 @@ export class Refunds {
     try {
       row = await this.approvals.approve(tenantId, approvalId, approver);
     } catch (e) {
-      const [ap] = await this.d.sql`select request, amount_minor from approvals where id = ${approvalId}`;
-      if (ap) await this.explainOverRefund(e, (ap.request as { attempt_id: string }).attempt_id, Number(ap.amount_minor));
+      const [ap] = await this.d.sql`select request, amount_minor from approvals where id = ${approvalId} and tenant_id = ${tenantId}`;
+      if (ap) await this.explainOverRefund(e, tenantId, (ap.request as { attempt_id: string }).attempt_id, Number(ap.amount_minor));
       throw e;
     }
     return refundView((await this.execute(row.id)) ?? row);
