@@ -30,7 +30,7 @@ export const MAX_STATEMENT_BYTES = 5 * 1024 * 1024;
 export const MAX_IMPORT_BODY_BYTES = MAX_STATEMENT_BYTES + 64 * 1024;
 /** `tolerance_days` when the import does not say. */
 export const DEFAULT_TOLERANCE_DAYS = 3;
-export const MATCH_STATUSES = ['matched', 'unmatched', 'partial'] as const;
+export const MATCH_STATUSES = ['matched', 'unmatched', 'partial', 'duplicate'] as const;
 export type MatchStatus = (typeof MATCH_STATUSES)[number];
 /** The day of a charge and of the books. */
 const BOOK_TZ = 'America/Mexico_City';
@@ -129,6 +129,7 @@ export function statementView(r: Row, alreadyImported = false) {
     exceptions: Number(r.partial ?? 0) + Number(r.charges_without_line ?? 0),
     charges_without_line: Number(r.charges_without_line ?? 0),
     debit_rows: Number(r.debit_rows),
+    duplicates: Number(r.duplicates ?? 0) + Number(r.duplicate_debits ?? 0),
     file_sha256: r.file_sha256 as string,
     already_imported: alreadyImported,
     livemode: r.livemode as boolean,
@@ -151,6 +152,7 @@ export function lineView(r: Row) {
     payment_intent_id: (r.payment_intent_id as string | null) ?? null,
     attempt_id: (r.attempt_id as string | null) ?? null,
     matched_by: (r.matched_by as string | null) ?? null,
+    match_rule: (r.match_rule as string | null) ?? null,
     matched_at: r.matched_at ? (r.matched_at as Date).toISOString() : null,
   };
 }
@@ -172,14 +174,16 @@ const speiChargesOfPeriod = (sql: Sql, tenant: ReturnType<Sql>, livemode: Return
 function statementSelect(sql: Sql, where: ReturnType<Sql>) {
   return sql`
     select s.*,
-           c.matched, c.partial, c.unmatched,
+           c.matched, c.partial, c.unmatched, c.duplicates, c.duplicate_debits,
            (select count(*) from (${speiChargesOfPeriod(sql, sql`s.tenant_id`, sql`s.livemode`, sql`s.period_start`, sql`s.period_end`)}) ch
              where not exists (select 1 from bank_statement_lines m where m.attempt_id = ch.attempt_id and m.match_status = 'matched')) as charges_without_line
       from bank_statements s
       cross join lateral (
         select count(*) filter (where l.match_status = 'matched') as matched,
                count(*) filter (where l.match_status = 'partial') as partial,
-               count(*) filter (where l.match_status = 'unmatched') as unmatched
+               count(*) filter (where l.match_status = 'unmatched') as unmatched,
+               count(*) filter (where l.match_status = 'duplicate') as duplicates,
+               (select count(*) from bank_statement_debits d where d.statement_id = s.id and d.duplicate) as duplicate_debits
           from bank_statement_lines l where l.statement_id = s.id) c
      where ${where}`;
 }
@@ -337,27 +341,56 @@ const isUniqueViolation = (e: unknown, constraint: string) => (e as { code?: str
 async function matchStatement(tx: Db, p: Scope, statementId: string, toleranceDays: number, bank: string, by: 'import' | 'rematch') {
   // One statement: candidates → exact matches (one line per charge, one charge per line) and
   // partial ones → the lines updated → for each newly matched line its deposit entry (id kept on
-  // the line) and the entry's two lines: bank account debited, the rail's clearing account (what
-  // the connector owes) credited. Set-based, so that no step looks rows up one by one: the
-  // planner's estimates for lines inserted in this transaction are stale (bench/reconciliation).
+  // the line) and the entry's lines: the bank account (or suspense, for a line posted there at import)
+  // debited, what the connector owes for the charge credited, and the connector's fee, which the
+  // capture netted from that receivable but the bank received gross, owed to the connector
+  // (`connector_fees_payable`): the charge's receivable ends at zero. Set-based, so that no step looks
+  // rows up one by one: the planner's estimates for lines inserted in this transaction are stale
+  // (bench/reconciliation).
+  // Candidates (issue 27): the reference column equal to the attempt's provider_ref (the SPEI clave
+  // de rastreo) or to the receipt code; for a line without reference, a token inside the concept equal to either (BBVA writes
+  // "SPEI RECIBIDO… / 1234567 PAGO FACTURA W-7Z5WJ"); and, for a line with no such candidate, the one
+  // SPEI charge of the same amount within the tolerance (only `partial`: amount and date agree,
+  // nothing identifies the payment).
   await tx`
     with open_lines as (
-      select l.id, l.tenant_id, l.livemode, l.reference, l.credit_minor, l.value_date
+      select l.id, l.tenant_id, l.livemode, l.reference, l.credit_minor, l.value_date,
+             case when l.reference is null then array(select t from unnest(regexp_split_to_array(upper(l.description), '[^A-Z0-9-]+')) t where length(t) >= 6) end as tokens
         from bank_statement_lines l
-       where l.tenant_id = ${p.tenantId} and l.statement_id = ${statementId} and l.match_status <> 'matched' and l.reference is not null),
-    cand as (
-      select ol.id as line_id, ol.credit_minor, ol.value_date, a.id as attempt_id, a.payment_intent_id, a.connector_key,
-             cf.amount_minor + cf.tip_minor as total_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date as charge_date
-        from open_lines ol
-        join attempts a on a.provider_ref = ol.reference and a.tenant_id = ol.tenant_id and a.livemode = ol.livemode and a.method = 'spei'
+       where l.tenant_id = ${p.tenantId} and l.statement_id = ${statementId} and l.match_status not in ('matched', 'duplicate')),
+    keyed as (
+      select ol.*, k.key, k.rule from open_lines ol
+        cross join lateral (select ol.reference as key, 'reference' as rule where ol.reference is not null
+                            union all select t, 'concept' from unnest(ol.tokens) t) k),
+    cand0 as (
+      select kl.id as line_id, kl.credit_minor, kl.value_date, a.id as attempt_id, a.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0) as fee_minor,
+             cf.amount_minor + cf.tip_minor as total_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date as charge_date,
+             case when kl.rule = 'reference' then 'clave_rastreo' else 'concept' end as rule
+        from keyed kl
+        join attempts a on a.provider_ref = kl.key and a.tenant_id = kl.tenant_id and a.livemode = kl.livemode and a.method = 'spei'
         join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id
       union
-      select ol.id, ol.credit_minor, ol.value_date, a.id, a.payment_intent_id, a.connector_key,
-             cf.amount_minor + cf.tip_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date
-        from open_lines ol
-        join payment_intents pi on pi.tenant_id = ol.tenant_id and pi.receipt_code = ol.reference and pi.livemode = ol.livemode
+      select kl.id, kl.credit_minor, kl.value_date, a.id, a.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0),
+             cf.amount_minor + cf.tip_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date,
+             case when kl.rule = 'reference' then 'reference' else 'concept' end
+        from keyed kl
+        join payment_intents pi on pi.tenant_id = kl.tenant_id and pi.receipt_code = kl.key and pi.livemode = kl.livemode
         join attempts a on a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id and a.method = 'spei'
         join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id),
+    -- amount and date only, for lines nothing identifies: the single such charge not matched yet
+    by_amount as (
+      select ol.id as line_id, ol.credit_minor, ol.value_date, cf.attempt_id, cf.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0) as fee_minor,
+             cf.amount_minor + cf.tip_minor as total_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date as charge_date, 'amount_date' as rule,
+             count(*) over (partition by ol.id) as n
+        from open_lines ol
+        join cash_facts cf on cf.tenant_id = ol.tenant_id and cf.livemode = ol.livemode and cf.kind = 'charge' and cf.method = 'spei' and cf.currency = 'MXN'
+                          and cf.amount_minor + cf.tip_minor = ol.credit_minor
+                          and cf.occurred_at >= ((ol.value_date - ${toleranceDays}::int)::timestamp at time zone ${BOOK_TZ})
+                          and cf.occurred_at < ((ol.value_date + ${toleranceDays}::int + 1)::timestamp at time zone ${BOOK_TZ})
+        join attempts a on a.id = cf.attempt_id and a.tenant_id = cf.tenant_id
+       where not exists (select 1 from cand0 c where c.line_id = ol.id)
+         and not exists (select 1 from bank_statement_lines m where m.attempt_id = cf.attempt_id and m.tenant_id = cf.tenant_id and m.match_status in ('matched', 'partial'))),
+    cand as (select line_id, credit_minor, value_date, attempt_id, payment_intent_id, connector_key, fee_minor, total_minor, charge_date, rule from cand0),
     exact as (
       select c.* from cand c
        where c.total_minor = c.credit_minor and abs(c.value_date - c.charge_date) <= ${toleranceDays}
@@ -366,28 +399,68 @@ async function matchStatement(tx: Db, p: Scope, statementId: string, toleranceDa
     per_charge as (select distinct on (attempt_id) * from exact order by attempt_id, line_id),
     per_line as (select distinct on (line_id) * from per_charge order by line_id, attempt_id),
     part as (
-      select distinct on (c.line_id) c.line_id, c.attempt_id, c.payment_intent_id, c.connector_key from cand c
+      select distinct on (c.line_id) c.line_id, c.attempt_id, c.payment_intent_id, c.connector_key, c.fee_minor, c.rule from cand c
        where c.total_minor <> c.credit_minor and not exists (select 1 from per_line pl where pl.line_id = c.line_id)
        order by c.line_id, c.attempt_id),
+    part_amount as (
+      select distinct on (b.attempt_id) b.line_id, b.attempt_id, b.payment_intent_id, b.connector_key, b.fee_minor, b.rule from by_amount b
+       where b.n = 1 and not exists (select 1 from per_line pl where pl.attempt_id = b.attempt_id)
+       order by b.attempt_id, b.line_id),
     upd as (
-      select line_id, attempt_id, payment_intent_id, connector_key, 'matched' as st from per_line
+      select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'matched' as st, rule from per_line
       union all
-      select line_id, attempt_id, payment_intent_id, connector_key, 'partial' from part),
+      select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'partial', rule from part
+      union all
+      select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'partial', rule from part_amount where not exists (select 1 from part p where p.line_id = part_amount.line_id)),
     u as (
       update bank_statement_lines l
-         set match_status = upd.st, attempt_id = upd.attempt_id, payment_intent_id = upd.payment_intent_id, matched_at = now(), matched_by = ${by},
+         set match_status = upd.st, attempt_id = upd.attempt_id, payment_intent_id = upd.payment_intent_id, matched_at = now(), matched_by = ${by}, match_rule = upd.rule,
              deposit_entry_id = case when upd.st = 'matched' then gen_random_uuid() end
         from upd
        where l.tenant_id = ${p.tenantId} and l.id = upd.line_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)
-      returning l.id, l.deposit_entry_id, l.tenant_id, l.livemode, l.payment_intent_id, l.credit_minor, l.currency, upd.connector_key),
+      returning l.id, l.deposit_entry_id, l.tenant_id, l.livemode, l.payment_intent_id, l.credit_minor, l.currency,
+                ${by !== 'import'} and (select suspense_posted from bank_statements where id = ${statementId} and tenant_id = ${p.tenantId}) as in_suspense, upd.connector_key, upd.fee_minor),
     e as (
       insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id, memo)
       select u.deposit_entry_id, u.tenant_id, u.livemode, 'bank.deposit', 'payment_intent', u.payment_intent_id, 'bank statement line ' || u.id
         from u where u.deposit_entry_id is not null)
     insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor)
     select u.deposit_entry_id, u.tenant_id, u.livemode, x.account, u.currency, x.amount
-      from u cross join lateral (values (${bankAccount(bank)}::text, u.credit_minor), (${prefixOf('connector_receivable')} || u.connector_key, -u.credit_minor)) x(account, amount)
-     where u.deposit_entry_id is not null`;
+      from u cross join lateral (values (case when u.in_suspense then ${accounts.bankSuspense}::text else ${bankAccount(bank)}::text end, u.credit_minor),
+                                        (${prefixOf('connector_receivable')} || u.connector_key, -(u.credit_minor - least(u.fee_minor, u.credit_minor))),
+                                        (${prefixOf('connector_fees_payable')} || u.connector_key, -least(u.fee_minor, u.credit_minor))) x(account, amount)
+     where u.deposit_entry_id is not null and x.amount <> 0`;
+}
+
+/**
+ * After the import's matching: every credit line still not matched (unmatched or partial) is money in
+ * the bank nobody has identified yet, posted to `bank_suspense` (its later match moves it out); every
+ * debit line (commissions, transfers out) leaves the bank against suspense too, for the accountant to
+ * classify. Duplicates of lines already imported are not posted. So the bank account's balance in
+ * the books follows the statement's (issue 27, defect 8).
+ */
+async function postUnidentified(tx: Db, p: Scope, statementId: string, bank: string): Promise<void> {
+  const [c] = await tx`
+    with mark as (update bank_statements set suspense_posted = true where id = ${statementId} and tenant_id = ${p.tenantId} returning id)
+    select coalesce(sum(credit_minor), 0)::bigint as total from bank_statement_lines
+     where tenant_id = ${p.tenantId} and statement_id = (select id from mark) and match_status in ('unmatched', 'partial')`;
+  const [d] = await tx`select coalesce(sum(debit_minor), 0)::bigint as total from bank_statement_debits where tenant_id = ${p.tenantId} and statement_id = ${statementId} and not duplicate`;
+  const credits = Number(c!.total);
+  const debits = Number(d!.total);
+  const account = bankAccount(bank);
+  if (credits) await postEntry(tx, { tenantId: p.tenantId, livemode: p.livemode, kind: 'bank.unidentified_deposits', refType: 'bank_statement', refId: statementId, memo: 'bank statement credits not matched to a charge', lines: [{ account, currency: 'MXN', amountMinor: credits }, { account: accounts.bankSuspense, currency: 'MXN', amountMinor: -credits }] });
+  if (debits) await postEntry(tx, { tenantId: p.tenantId, livemode: p.livemode, kind: 'bank.debits', refType: 'bank_statement', refId: statementId, memo: 'bank statement debits (commissions, transfers out)', lines: [{ account: accounts.bankSuspense, currency: 'MXN', amountMinor: debits }, { account, currency: 'MXN', amountMinor: -debits }] });
+}
+
+/** A line's identity across exports of the same movements: its fields and its occurrence among equal ones. */
+export function fingerprints(lines: { valueDate: string; description: string; reference: string | null; creditMinor: number; debitMinor: number }[]): string[] {
+  const seen = new Map<string, number>();
+  return lines.map((l) => {
+    const key = `${l.valueDate}|${l.creditMinor}|${l.debitMinor}|${l.description.trim().replace(/\s+/g, ' ').toUpperCase()}|${(l.reference ?? '').trim().toUpperCase()}`;
+    const k = (seen.get(key) ?? 0) + 1;
+    seen.set(key, k);
+    return createHash('sha256').update(`${key}|${k}`).digest('hex').slice(0, 32);
+  });
 }
 
 /**
@@ -436,17 +509,50 @@ export async function importStatement(deps: { sql: Sql }, p: Scope, input: Impor
         values (${id}, ${p.tenantId}, ${p.livemode}, ${params.bank}, ${params.periodStart}, ${params.periodEnd}, ${params.toleranceDays},
                 ${params.mapping.kind === 'preset' ? params.mapping.preset : null}, ${sql.json(mappingDoc as never)}, ${input.filename ?? null}, ${sha}, ${input.bytes.length},
                 ${credits.length}, ${parsed.lines.length - credits.length})`;
-      // Bulk insert in slices (one statement per 10,000 lines: five arrays as parameters).
+      // Bulk insert in slices (one statement per 10,000 lines: six arrays as parameters).
+      // Line-level deduplication: the same movements exported again (another file hash) are not new
+      // money. The fingerprints already held for this bank are read once (index lookups by value),
+      // and the repeated lines are inserted as `duplicate` (no update afterwards).
+      const fps = fingerprints(parsed.lines);
+      const fpOf = new Map(parsed.lines.map((l, i) => [l, fps[i]!]));
+      const bankKey = bankAccount(params.bank);
+      const creditFps = credits.map((l) => fpOf.get(l)!);
+      const held = new Set<string>();
+      for (let i = 0; i < creditFps.length; i += 10_000) {
+        const rows = await tx`
+          select fingerprint from bank_statement_lines
+           where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and bank_key = ${bankKey} and match_status <> 'duplicate'
+             and fingerprint = any(${creditFps.slice(i, i + 10_000)}::text[])`;
+        for (const r of rows) held.add(r.fingerprint as string);
+      }
       for (let i = 0; i < credits.length; i += 10_000) {
         const part = credits.slice(i, i + 10_000);
         await tx`
-          insert into bank_statement_lines (statement_id, tenant_id, livemode, row_number, value_date, description, reference, credit_minor)
-          select ${id}, ${p.tenantId}, ${p.livemode}, r, d, t, ref, c
+          insert into bank_statement_lines (statement_id, tenant_id, livemode, row_number, value_date, description, reference, credit_minor, fingerprint, bank_key, match_status)
+          select ${id}, ${p.tenantId}, ${p.livemode}, r, d, t, ref, c, fp, ${bankKey}, st
             from unnest(${part.map((l) => l.row)}::int[], ${part.map((l) => l.valueDate)}::date[], ${part.map((l) => l.description)}::text[],
-                        ${part.map((l) => l.reference)}::text[], ${part.map((l) => String(l.creditMinor))}::bigint[]) as x(r, d, t, ref, c)
+                        ${part.map((l) => l.reference)}::text[], ${part.map((l) => String(l.creditMinor))}::bigint[], ${part.map((l) => fpOf.get(l)!)}::text[],
+                        ${part.map((l) => (held.has(fpOf.get(l)!) ? 'duplicate' : 'unmatched'))}::text[]) as x(r, d, t, ref, c, fp, st)
            order by r`;
       }
+      const debitLines = parsed.lines.filter((l) => l.creditMinor <= 0 && l.debitMinor > 0);
+      for (let i = 0; i < debitLines.length; i += 10_000) {
+        const part = debitLines.slice(i, i + 10_000);
+        await tx`
+          insert into bank_statement_debits (statement_id, tenant_id, livemode, row_number, value_date, description, reference, debit_minor, fingerprint)
+          select ${id}, ${p.tenantId}, ${p.livemode}, r, d, t, ref, c, fp
+            from unnest(${part.map((l) => l.row)}::int[], ${part.map((l) => l.valueDate)}::date[], ${part.map((l) => l.description)}::text[],
+                        ${part.map((l) => l.reference)}::text[], ${part.map((l) => String(l.debitMinor))}::bigint[], ${part.map((l) => fpOf.get(l)!)}::text[]) as x(r, d, t, ref, c, fp)
+           order by r`;
+      }
+      await tx`
+        update bank_statement_debits d set duplicate = true
+         where d.tenant_id = ${p.tenantId} and d.statement_id = ${id}
+           and exists (select 1 from bank_statement_debits o join bank_statements s on s.id = o.statement_id and s.tenant_id = o.tenant_id
+                        where o.tenant_id = ${p.tenantId} and o.livemode = ${p.livemode} and o.fingerprint = d.fingerprint and o.statement_id <> ${id}
+                          and not o.duplicate and lower(s.bank) = lower(${params.bank}))`;
       await matchStatement(tx, p, id, params.toleranceDays, params.bank, 'import');
+      await postUnidentified(tx, p, id, params.bank);
     });
   } catch (e) {
     // The same file imported concurrently: the other import won; answer its statement.
@@ -491,7 +597,7 @@ export const bankStatementsCapability: Capability = {
       run: async (e, { tx, sql, now }) => {
         if ((e.data as SucceededBy).method !== 'spei') return;
         const [a] = await tx`
-          select a.id, a.provider_ref, a.connector_key, pi.receipt_code, pi.amount_minor + pi.tip_minor as total_minor,
+          select a.id, a.provider_ref, a.connector_key, coalesce(a.fee_minor, 0) as fee_minor, pi.receipt_code, pi.amount_minor + pi.tip_minor as total_minor,
                  pg_advisory_xact_lock_shared(orq_bank_recon_lock_key(a.tenant_id, a.livemode)) as locked
             from attempts a join payment_intents pi on pi.id = a.payment_intent_id and pi.tenant_id = a.tenant_id
            where a.payment_intent_id = ${e.entityId} and a.tenant_id = ${e.tenantId} and a.livemode = ${e.livemode}
@@ -500,10 +606,10 @@ export const bankStatementsCapability: Capability = {
         if (!a) return;
         const refs = [a.provider_ref as string | null, a.receipt_code as string].filter((x): x is string => !!x);
         const lines = await tx`
-          select l.id, l.credit_minor, l.value_date::text as value_date, l.match_status, l.currency, s.tolerance_days, s.bank,
+          select l.id, l.credit_minor, l.value_date::text as value_date, l.match_status, l.currency, s.suspense_posted as in_suspense, s.tolerance_days, s.bank,
                  exists (select 1 from bank_statement_lines m where m.attempt_id = ${a.id as string} and m.tenant_id = ${e.tenantId} and m.match_status = 'matched') as charge_taken
             from bank_statement_lines l join bank_statements s on s.id = l.statement_id and s.tenant_id = l.tenant_id
-           where l.tenant_id = ${e.tenantId} and l.livemode = ${e.livemode} and l.match_status <> 'matched' and l.reference in ${sql(refs)}
+           where l.tenant_id = ${e.tenantId} and l.livemode = ${e.livemode} and l.match_status not in ('matched', 'duplicate') and l.reference in ${sql(refs)}
            order by l.id
              for update of l`;
         if (!lines.length || lines[0].charge_taken) return;
@@ -519,13 +625,14 @@ export const bankStatementsCapability: Capability = {
             refId: e.entityId,
             memo: `bank statement line ${String(exact.id)}`,
             lines: [
-              { account: bankAccount(exact.bank as string), currency: exact.currency as string, amountMinor: total },
-              { account: accounts.connectorReceivable(String(a.connector_key)), currency: exact.currency as string, amountMinor: -total },
+              { account: exact.in_suspense ? accounts.bankSuspense : bankAccount(exact.bank as string), currency: exact.currency as string, amountMinor: total },
+              { account: accounts.connectorReceivable(String(a.connector_key)), currency: exact.currency as string, amountMinor: -(total - Math.min(Number(a.fee_minor), total)) },
+              { account: accounts.connectorFeesPayable(String(a.connector_key)), currency: exact.currency as string, amountMinor: -Math.min(Number(a.fee_minor), total) },
             ],
           });
           tx`
             update bank_statement_lines set match_status = 'matched', attempt_id = ${a.id as string}, payment_intent_id = ${e.entityId}, matched_at = now(),
-                   matched_by = 'charge_succeeded', deposit_entry_id = ${entryId}
+                   matched_by = 'charge_succeeded', deposit_entry_id = ${entryId}, match_rule = 'reference'
              where id = ${exact.id as number}`;
           return;
         }

@@ -11,6 +11,17 @@ import type { EntityRow, Hydrated, Plan, StepEnv } from '../kernel/entity.js';
 import { machineStep } from '../kernel/machine-step.js';
 import { invoiceMachine, type InvoiceEffect, type InvoiceEvent, type InvoiceStatus } from '../machines/invoice.js';
 import type { ReceptorInput } from '../formats/cfdi/receptor.js';
+import { resumen16, type ResumenImpuestos } from '../formats/cfdi/impuestos.js';
+import { ivaInside } from '../kernel/ledger.js';
+import { creditNoteEntry, invoiceCancelEntry, invoiceStampEntry, paymentEntry } from './invoice-books.js';
+
+/** The taxes an invoice was stamped with (kept with its concepts), or IVA 16 % inside for older rows. */
+export function impuestosDe(r: Pick<InvoiceRow, 'conceptos' | 'total_minor' | 'base_minor' | 'iva_minor'>): ResumenImpuestos {
+  const kept = (r.conceptos as { impuestos?: ResumenImpuestos } | null)?.impuestos;
+  return kept ?? resumen16(Number(r.total_minor), Number(r.base_minor), Number(r.iva_minor));
+}
+const who = (r: InvoiceRow) => ({ tenantId: r.tenant_id, livemode: r.livemode, currency: r.currency });
+const stampFacts = (r: InvoiceRow) => ({ metodoPago: r.metodo_pago, chargeAmountMinor: r.payment_intent_id ? Number(r.total_minor) : undefined, impuestos: impuestosDe(r) });
 
 export interface InvoiceRow extends EntityRow<InvoiceStatus> {
   metodo_pago: 'PUE' | 'PPD';
@@ -34,6 +45,8 @@ export interface InvoiceRow extends EntityRow<InvoiceStatus> {
   saldo_insoluto_minor: number | null;
   parcialidades: number;
   credited_minor: number;
+  /** The invoice this one replaces (motivo 01, CfdiRelacionados 04). */
+  replaces_invoice_id?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -43,6 +56,8 @@ export interface HydratedInvoice extends Hydrated<InvoiceRow> {
   pendingPayments: Record<string, any>[];
   /** Credit notes (credit_notes rows) waiting for the PAC's answer: at most one. */
   pendingNotes: Record<string, any>[];
+  /** The REP or credit note a `cancel_document` step is about (loaded by the caller). */
+  document?: Record<string, any>;
 }
 
 export type PacAnswer = { kind: 'stamped'; uuid: string; xml: string } | { kind: 'rejected'; code: string; message: string } | { kind: 'not_stamped' };
@@ -51,12 +66,16 @@ export type InvoiceCommand =
   /** The PAC's answer for the invoice's own CFDI. `respond`: the answer stored with the request's key. */
   | { kind: 'stamp'; answer: PacAnswer; respond?: number }
   /** Takes the next place of the REP chain for a payment (pending, sealed). */
-  | { kind: 'reserve_payment'; payment: { id: string; paymentIntentId: string; montoMinor: number; parcialidad: number; serie: string; folio: string; sealedXml: string } }
+  | { kind: 'reserve_payment'; payment: { id: string; paymentIntentId: string; montoMinor: number; parcialidad: number; serie: string; folio: string; sealedXml: string; baseMinor?: number; ivaMinor?: number } }
   | { kind: 'payment'; paymentId: string; answer: PacAnswer; respond?: number }
   /** Takes a share of the total for a credit note (pending, sealed). */
   | { kind: 'reserve_credit'; note: { id: string; totalMinor: number; baseMinor: number; ivaMinor: number; motivo: string | null; serie: string; folio: string; sealedXml: string } }
   | { kind: 'credit'; noteId: string; answer: PacAnswer; respond?: number }
-  | { kind: 'cancel'; cancellationId: string; outcome: 'cancelled' | 'pending'; motivo: string; folioSustitucion?: string; acuse?: string };
+  | { kind: 'cancel'; cancellationId: string; outcome: 'cancelled' | 'pending'; motivo: string; folioSustitucion?: string; acuse?: string }
+  /** SAT's final answer to a cancellation that waited for the receptor (`cancel_pending`). */
+  | { kind: 'cancel_outcome'; cancellationId?: string; outcome: 'cancelled' | 'rejected'; acuse?: string }
+  /** A payment complement (REP) or credit note of the invoice cancelled by SAT. */
+  | { kind: 'cancel_document'; document: 'payment' | 'credit_note'; documentId: string; cancellationId: string; motivo: string; acuse?: string };
 
 const iso = (d: Date) => d.toISOString();
 
@@ -79,6 +98,7 @@ export function invoiceView(r: InvoiceRow) {
     saldo_insoluto_minor: r.metodo_pago === 'PPD' ? Number(r.saldo_insoluto_minor) : undefined,
     parcialidades: r.parcialidades,
     credited_minor: Number(r.credited_minor),
+    replaces_invoice_id: r.replaces_invoice_id ?? undefined,
     error_detail: r.error_detail ?? undefined,
     livemode: r.livemode,
     created_at: iso(r.created_at),
@@ -126,9 +146,12 @@ export const cancellationView = (r: Row) => ({
   id: r.id as string,
   object: 'invoice_cancellation' as const,
   invoice_id: r.invoice_id as string,
+  document_kind: ((r.document_kind as string | null) ?? 'invoice') as 'invoice' | 'payment' | 'credit_note',
+  document_id: (r.document_id as string | null) ?? (r.invoice_id as string),
+  uuid_fiscal: (r.uuid_fiscal as string | null) ?? undefined,
   motivo: r.motivo as string,
   folio_sustitucion: (r.folio_sustitucion as string | null) ?? undefined,
-  status: r.status as 'cancelled' | 'pending',
+  status: r.status as 'cancelled' | 'pending' | 'rejected',
   acuse: (r.acuse as string | null) ?? undefined,
   created_at: iso(r.created_at as Date),
 });
@@ -164,6 +187,7 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
       const view = invoiceView(updated);
       return {
         set,
+        ledger: a.kind === 'stamped' ? invoiceStampEntry(who(r), r.id, a.uuid, stampFacts(r)) : [],
         history: { event, data: a.kind === 'stamped' ? { uuid_fiscal: a.uuid } : { detail: set.error_detail } },
         events: emits.map((type) => ({ type, data: view })),
         response: a.kind === 'stamped' && cmd.respond ? { status: cmd.respond, body: view } : undefined,
@@ -182,7 +206,7 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
       const row = {
         id: p.id, tenant_id: r.tenant_id, livemode: r.livemode, invoice_id: r.id, payment_intent_id: p.paymentIntentId, status: 'pending', parcialidad: p.parcialidad,
         monto_minor: p.montoMinor, saldo_anterior_minor: saldo, saldo_insoluto_minor: saldo - p.montoMinor, currency: r.currency, serie: p.serie, folio: p.folio,
-        sealed_xml: p.sealedXml, created_at: env.at, updated_at: env.at,
+        sealed_xml: p.sealedXml, base_minor: p.baseMinor ?? null, iva_minor: p.ivaMinor ?? null, created_at: env.at, updated_at: env.at,
       };
       return { set, writes: [{ op: 'insert', table: 'invoice_payments', row }], history: { event: 'payment.reserved', data: { invoice_payment_id: p.id, parcialidad: p.parcialidad, monto_minor: p.montoMinor } }, result: row };
     }
@@ -193,8 +217,10 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
       if (a.kind === 'stamped') {
         const set = { status: 'stamped', rep_uuid: a.uuid, xml: a.xml, updated_at: env.at };
         const view = paymentView({ ...pend, ...set });
+        const ivaRep = pend.iva_minor === null || pend.iva_minor === undefined ? ivaInside(Number(pend.monto_minor)).ivaMinor : Number(pend.iva_minor);
         return {
           set: { updated_at: env.at },
+          ledger: paymentEntry(who(r), pend.id, a.uuid, { montoMinor: Number(pend.monto_minor), ivaMinor: ivaRep }),
           writes: [{ op: 'update', table: 'invoice_payments', id: pend.id, set, where: { status: 'pending' }, expect: 1 }],
           history: { event: 'payment.stamped', data: { invoice_payment_id: pend.id, parcialidad: pend.parcialidad, rep_uuid: a.uuid } },
           events: [{ type: 'invoice_payment.stamped', entityId: pend.id, data: view }],
@@ -223,8 +249,13 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
         id: n.id, tenant_id: r.tenant_id, livemode: r.livemode, invoice_id: r.id, status: 'pending', total_minor: n.totalMinor, base_minor: n.baseMinor, iva_minor: n.ivaMinor,
         motivo: n.motivo, serie: n.serie, folio: n.folio, sealed_xml: n.sealedXml, created_at: env.at, updated_at: env.at,
       };
+      // A credit note of a PPD invoice lowers what is still owed (issue 27, defect 6): the next REP's
+      // ImpSaldoAnt is the balance after the note, so the customer is never over-collected.
+      const ppd = r.metodo_pago === 'PPD';
+      const saldo = Number(r.saldo_insoluto_minor);
+      if (ppd && n.totalMinor > saldo) throw new ApiError('invoice.credit_note_exceeds_total', `A credit note of PPD invoice ${r.id} may take at most what is still owed, saldo_insoluto_minor = ${saldo}.`);
       return {
-        set: { credited_minor: Number(r.credited_minor) + n.totalMinor, updated_at: env.at },
+        set: { credited_minor: Number(r.credited_minor) + n.totalMinor, ...(ppd ? { saldo_insoluto_minor: saldo - n.totalMinor } : {}), updated_at: env.at },
         writes: [{ op: 'insert', table: 'credit_notes', row }],
         history: { event: 'credit_note.reserved', data: { credit_note_id: n.id, total_minor: n.totalMinor } },
         result: row,
@@ -239,6 +270,7 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
         const view = creditNoteView({ ...pend, ...set });
         return {
           set: { updated_at: env.at },
+          ledger: creditNoteEntry(who(r), pend.id, a.uuid, { metodoPago: r.metodo_pago, totalMinor: Number(pend.total_minor), baseMinor: Number(pend.base_minor), ivaMinor: Number(pend.iva_minor) }),
           writes: [{ op: 'update', table: 'credit_notes', id: pend.id, set, where: { status: 'pending' }, expect: 1 }],
           history: { event: 'credit_note.stamped', data: { credit_note_id: pend.id, uuid_fiscal: a.uuid } },
           events: [{ type: 'credit_note.stamped', entityId: pend.id, data: view }],
@@ -247,10 +279,64 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
         };
       }
       return {
-        set: { credited_minor: Number(r.credited_minor) - Number(pend.total_minor), updated_at: env.at },
+        set: { credited_minor: Number(r.credited_minor) - Number(pend.total_minor), ...(r.metodo_pago === 'PPD' ? { saldo_insoluto_minor: Number(r.saldo_insoluto_minor) + Number(pend.total_minor) } : {}), updated_at: env.at },
         writes: [{ op: 'update', table: 'credit_notes', id: pend.id, set: { status: 'error', error_detail: detailOf(a), updated_at: env.at }, where: { status: 'pending' }, expect: 1 }],
         history: { event: 'credit_note.rejected', data: { credit_note_id: pend.id, detail: detailOf(a) } },
         result: { ...pend, status: 'error' },
+      };
+    }
+    case 'cancel_outcome': {
+      if (r.status !== 'cancel_pending') return { result: r }; // already settled
+      const event = cmd.outcome === 'cancelled' ? 'pac.cancelled' : 'pac.cancel_rejected';
+      const { to, emits } = transition(r.status, event);
+      const updated: InvoiceRow = { ...r, status: to, updated_at: env.at, version: r.version + 1 };
+      return {
+        set: { status: to, updated_at: env.at },
+        ledger: cmd.outcome === 'cancelled' && r.uuid_fiscal ? invoiceCancelEntry(who(r), r.id, r.uuid_fiscal, stampFacts(r)) : [],
+        writes: cmd.cancellationId ? [{ op: 'update', table: 'invoice_cancellations', id: cmd.cancellationId, set: { status: cmd.outcome, ...(cmd.acuse ? { acuse: cmd.acuse } : {}), updated_at: env.at } }] : [],
+        history: { event, data: { outcome: cmd.outcome } },
+        events: emits.map((type) => ({ type, data: invoiceView(updated) })),
+        result: updated,
+      };
+    }
+    case 'cancel_document': {
+      const d = h.document;
+      if (!d || d.invoice_id !== r.id) throw new ApiError('invoice.not_found');
+      if (d.status === 'cancelled') return { result: d };
+      if (d.status !== 'stamped') throw new ApiError('invoice.not_stamped', `CFDI ${d.id} is "${d.status}": only a stamped CFDI is cancelled.`);
+      const row = {
+        id: cmd.cancellationId, tenant_id: r.tenant_id, livemode: r.livemode, invoice_id: r.id, motivo: cmd.motivo, folio_sustitucion: null,
+        status: 'cancelled', acuse: cmd.acuse ?? null, document_kind: cmd.document, document_id: d.id, uuid_fiscal: cmd.document === 'payment' ? d.rep_uuid : d.uuid_fiscal,
+        created_at: env.at, updated_at: env.at,
+      };
+      if (cmd.document === 'payment') {
+        // Only the last REP of the chain: its place (NumParcialidad) and amount go back to the invoice.
+        if (Number(d.parcialidad) !== r.parcialidades) throw new ApiError('invoice.related_documents_live', `Payment complement ${d.id} is parcialidad ${d.parcialidad} of ${r.parcialidades}: cancel the later ones first (SAT's chain ImpSaldoAnt → ImpSaldoInsoluto).`);
+        const ivaRep = d.iva_minor === null || d.iva_minor === undefined ? ivaInside(Number(d.monto_minor)).ivaMinor : Number(d.iva_minor);
+        return {
+          set: { saldo_insoluto_minor: Number(r.saldo_insoluto_minor) + Number(d.monto_minor), parcialidades: r.parcialidades - 1, updated_at: env.at },
+          writes: [
+            { op: 'update', table: 'invoice_payments', id: d.id, set: { status: 'cancelled', updated_at: env.at }, where: { status: 'stamped' }, expect: 1 },
+            { op: 'insert', table: 'invoice_cancellations', row },
+          ],
+          ledger: paymentEntry(who(r), d.id, d.rep_uuid, { montoMinor: Number(d.monto_minor), ivaMinor: ivaRep }).map((e) => ({ ...e, kind: 'cfdi.pago.cancelado', lines: e.lines.map((l) => ({ ...l, amountMinor: -l.amountMinor })) })),
+          history: { event: 'payment.cancelled', data: { invoice_payment_id: d.id, rep_uuid: d.rep_uuid, motivo: cmd.motivo } },
+          events: [{ type: 'invoice_payment.cancelled', entityId: d.id, data: paymentView({ ...d, status: 'cancelled', updated_at: env.at }) }],
+          response: { status: 200, body: cancellationView(row) },
+          result: row,
+        };
+      }
+      return {
+        set: { credited_minor: Number(r.credited_minor) - Number(d.total_minor), ...(r.metodo_pago === 'PPD' ? { saldo_insoluto_minor: Number(r.saldo_insoluto_minor) + Number(d.total_minor) } : {}), updated_at: env.at },
+        writes: [
+          { op: 'update', table: 'credit_notes', id: d.id, set: { status: 'cancelled', updated_at: env.at }, where: { status: 'stamped' }, expect: 1 },
+          { op: 'insert', table: 'invoice_cancellations', row },
+        ],
+        ledger: creditNoteEntry(who(r), d.id, d.uuid_fiscal, { metodoPago: r.metodo_pago, totalMinor: Number(d.total_minor), baseMinor: Number(d.base_minor), ivaMinor: Number(d.iva_minor) }).map((e) => ({ ...e, kind: 'cfdi.egreso.cancelado', lines: e.lines.map((l) => ({ ...l, amountMinor: -l.amountMinor })) })),
+        history: { event: 'credit_note.cancelled', data: { credit_note_id: d.id, uuid_fiscal: d.uuid_fiscal, motivo: cmd.motivo } },
+        events: [{ type: 'credit_note.cancelled', entityId: d.id, data: creditNoteView({ ...d, status: 'cancelled' }) }],
+        response: { status: 200, body: cancellationView(row) },
+        result: row,
       };
     }
     case 'cancel': {
@@ -260,10 +346,11 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
       const updated: InvoiceRow = { ...r, status: to, updated_at: env.at, version: r.version + 1 };
       const row = {
         id: cmd.cancellationId, tenant_id: r.tenant_id, livemode: r.livemode, invoice_id: r.id, motivo: cmd.motivo, folio_sustitucion: cmd.folioSustitucion ?? null,
-        status: cmd.outcome, acuse: cmd.acuse ?? null, created_at: env.at, updated_at: env.at,
+        status: cmd.outcome, acuse: cmd.acuse ?? null, document_kind: 'invoice', document_id: r.id, uuid_fiscal: r.uuid_fiscal, created_at: env.at, updated_at: env.at,
       };
       return {
         set: { status: to, updated_at: env.at },
+        ledger: cmd.outcome === 'cancelled' && r.uuid_fiscal ? invoiceCancelEntry(who(r), r.id, r.uuid_fiscal, stampFacts(r)) : [],
         writes: [{ op: 'insert', table: 'invoice_cancellations', row }],
         history: { event, data: { motivo: cmd.motivo, folio_sustitucion: cmd.folioSustitucion ?? null } },
         events: emits.map((type) => ({ type, data: invoiceView(updated) })),

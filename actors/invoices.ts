@@ -21,16 +21,18 @@ import { nowFor, tenantOffsetMsSql } from '../kernel/clock.js';
 import type { Principal } from '../kernel/principal.js';
 import { initialState } from '../kernel/machine-step.js';
 import { invoiceMachine } from '../machines/invoice.js';
-import { desglosar } from '../formats/cfdi/amounts.js';
+import { calcular, lineasParaTotal, TaxError, type ConceptoFiscal } from '../formats/cfdi/impuestos.js';
 import { formaPagoDeMetodo } from '../formats/cfdi/catalogs.js';
 import { construirEgreso, construirIngreso, construirPago, sellarComprobanteAsync, type Receptor } from '../formats/cfdi/comprobante.js';
 import { checkReceptor, checkRfc, RFC_EXTRANJERO, RFC_PUBLICO_GENERAL, type ReceptorInput } from '../formats/cfdi/receptor.js';
 import { renderPdf } from '../formats/cfdi/pdf.js';
+import { attr, parseXml } from '../formats/cfdi/xml.js';
 import { PAC_IS_LIVE, PacRegistry, type PacProvider } from '../connectors/pac/index.js';
-import { pacErrorCode, type CancelOutcome, type Pac, type StampOutcome } from '../connectors/pac/pac.js';
+import { pacErrorCode, type CancelOutcome, type CancelRequest, type CancelStatus, type Pac, type StampOutcome } from '../connectors/pac/pac.js';
 import { issuerBySlug, issuerFor, type Issuer } from './fiscal-profile.js';
 import { cfdiPdf, cfdiXml, listCfdiDocuments, type CfdiListQuery } from './cfdi-documents.js';
 import {
+  impuestosDe,
   cancellationView,
   creditNoteView,
   invoiceView,
@@ -45,6 +47,9 @@ import {
 } from './invoice-plan.js';
 import type { AutofacturaBody, CancelBody, CreateInvoiceBody, CreatePpdBody, CreditNoteBody } from '../schemas/invoices.js';
 import { OutcomeUnknown, settleLocked, type OutboundCall } from '../kernel/outbound.js';
+
+type ConceptoBody = NonNullable<CreateInvoiceBody['conceptos']>[number];
+
 
 export { invoiceView, paymentView, creditNoteView, cancellationView };
 export type { InvoiceView, InvoicePaymentView };
@@ -73,10 +78,18 @@ export const publicInvoiceView = (r: InvoiceRow) => ({
 
 interface Charge {
   id: string;
+  /** The intent's amount before refunds. */
+  grossMinor: number;
+  /** Succeeded refunds of the charge. */
+  refundedMinor: number;
+  /** What was sold and kept: the intent's amount net of refunds. The tip is not part of the sale (never invoiced: docs/invoices.md). */
   totalMinor: number;
+  tipMinor: number;
   currency: string;
   status: string;
   method: string | null;
+  /** The card's funding type when the acquirer said it (attempts.card_funding). */
+  funding: string | null;
   receiptCode: string;
   succeededAt: Date;
 }
@@ -122,6 +135,17 @@ export class Invoices {
     shardKey: (d) => d.invoiceId,
     transient: (e) => e instanceof LockBusy || (e instanceof ApiError && /pac_(unreachable|bad_response|no_uuid)/.test(e.code)),
     run: (d) => this.resolve(d.invoiceId),
+  });
+
+  /** Follows a cancellation SAT holds for the receptor's acceptance until its final answer. */
+  readonly cancelFollowJob = defineJob<{ invoiceId: string }>({
+    queue: INVOICE_QUEUE,
+    name: 'invoice.cancel_follow',
+    shape: { invoiceId: 'uuid' },
+    id: (d) => `invoice-cancel-follow-${d.invoiceId}`,
+    shardKey: (d) => d.invoiceId,
+    transient: (e) => e instanceof LockBusy,
+    run: (d) => this.followCancellation(d.invoiceId),
   });
 
   constructor(private readonly d: InvoicesDeps) {
@@ -178,12 +202,20 @@ export class Invoices {
 
   private async charge(tenantId: string, livemode: boolean, id: string): Promise<Charge> {
     const [r] = await this.sql`
-      select pi.id, pi.amount_minor + pi.tip_minor as total, pi.currency, pi.status, pi.receipt_code, pi.updated_at,
+      select pi.id, pi.amount_minor as total, pi.tip_minor, pi.currency,
+        (select coalesce(sum(r.amount_minor), 0) from refunds r join attempts a on a.id = r.attempt_id
+          where a.payment_intent_id = pi.id and r.status = 'succeeded') as refunded, pi.status, pi.receipt_code, pi.updated_at,
         (select a.method from attempts a where a.payment_intent_id = pi.id and a.status in ('captured', 'settled', 'partially_refunded', 'refunded')
-          order by a.created_at desc limit 1) as method
+          order by a.created_at desc limit 1) as method,
+        (select a.card_funding from attempts a where a.payment_intent_id = pi.id and a.status in ('captured', 'settled', 'partially_refunded', 'refunded')
+          order by a.created_at desc limit 1) as funding
       from payment_intents pi where pi.id = ${id} and pi.tenant_id = ${tenantId} and pi.livemode = ${livemode}`;
     if (!r) throw new ApiError('invoice.intent_not_found', `No payment intent ${id} for this key.`);
-    return { id: r.id, totalMinor: Number(r.total), currency: r.currency, status: r.status, method: r.method, receiptCode: r.receipt_code, succeededAt: r.updated_at };
+    // What was sold and kept: refunds come off the amount first, then off the tip (a refund of a
+    // tipped charge returns the sale before the staff's tip).
+    const refunded = Number(r.refunded ?? 0);
+    const tip = Number(r.tip_minor ?? 0);
+    return { id: r.id, grossMinor: Number(r.total), refundedMinor: refunded, totalMinor: Math.max(0, Number(r.total) - refunded), tipMinor: Math.max(0, tip - Math.max(0, refunded - Number(r.total))), currency: r.currency, status: r.status, method: r.method, funding: r.funding ?? null, receiptCode: r.receipt_code, succeededAt: r.updated_at };
   }
 
   private emisor(i: Issuer) {
@@ -221,6 +253,34 @@ export class Invoices {
       record: (_h, a) => record(a),
       idle: () => {
         throw new Error('a CFDI call is always due');
+      },
+    };
+  }
+
+  /**
+   * A cancellation as an outbound call (kernel/outbound.ts). There is no mark: SAT keys a
+   * cancellation by the CFDI's UUID, so a repeat after a lost answer (OutcomeUnknown: the CFDI stays
+   * as it was) asks for the same one and SAT answers its state (Finkok 202 "previamente cancelado");
+   * nothing can be cancelled twice. A refusal is the spec's `invoice.cancel_rejected`.
+   */
+  private cancelCall<R>(ctx: Ctx, p: Principal, uuid: string, body: CancelBody, record: (out: Exclude<CancelOutcome, { kind: 'rejected' }>) => Promise<R>): OutboundCall<HydratedInvoice, CancelOutcome, R> {
+    const req = {
+      uuid, rfcEmisor: ctx.issuer.rfc, motivo: body.motivo as CancelRequest['motivo'], folioSustitucion: body.folio_sustitucion,
+      livemode: p.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, csd: ctx.issuer.csd!, now: ctx.now,
+    };
+    return {
+      connector: ctx.pac.key,
+      op: 'cancel',
+      due: () => true,
+      started: () => false,
+      send: () => ctx.pac.cancel(req),
+      lookup: () => Promise.resolve(null),
+      record: (_h, out) => {
+        if (out.kind === 'rejected') throw new ApiError('invoice.cancel_rejected', `SAT/PAC refused the cancellation: ${out.code} ${out.message}`);
+        return record(out);
+      },
+      idle: () => {
+        throw new Error('a cancellation call is always due');
       },
     };
   }
@@ -302,9 +362,8 @@ export class Invoices {
     const receptorIn = this.checkReceptor(body.receptor);
     const ch = await this.charge(p.tenantId, p.livemode, body.payment_intent_id);
     if (ch.status !== 'succeeded') throw new ApiError('invoice.intent_not_succeeded', `Payment intent ${ch.id} is "${ch.status}"; only a succeeded charge is invoiced.`);
-    const conceptos = body.conceptos?.length ? body.conceptos : [{ descripcion: 'Venta', importe_minor: ch.totalMinor }];
-    const sum = conceptos.reduce((s, c) => s + c.importe_minor, 0);
-    if (sum !== ch.totalMinor) throw new ApiError('invoice.conceptos_sum_mismatch', `The conceptos add up to ${sum} cents; the charge total is ${ch.totalMinor}.`);
+    if (ch.totalMinor <= 0) throw new ApiError('invoice.intent_fully_refunded', `Payment intent ${ch.id} was refunded in full (${ch.refundedMinor} of ${ch.grossMinor} cents): there is no sale to invoice.`);
+    const conceptosIn: ConceptoBody[] = body.conceptos?.length ? body.conceptos : [{ descripcion: 'Venta', importe_minor: ch.totalMinor }];
     if (ch.currency !== 'MXN') throw new ApiError('invoice.invalid_currency', `The charge is in ${ch.currency}; CFDI invoices are issued in MXN only.`);
     const ctx = await this.context(p.tenantId, p.livemode);
     const receptor = this.receptorFor(receptorIn, ctx.issuer);
@@ -324,16 +383,21 @@ export class Invoices {
         await this.d.actor.withLock(this.def, id, LOCK_WAIT_MS, async () => this.settlePending(await this.fresh(id), ctx), false);
         live = await liveOf();
       }
+      let replaces: InvoiceRow | undefined;
+      if (body.replaces) {
+        // Motivo 01, step 1: the replacement of the charge's live invoice, related with TipoRelacion 04.
+        replaces = await this.replaceable(p, body.replaces, receptor, 'PUE');
+        if (replaces.payment_intent_id !== ch.id) throw new ApiError('invoice.invalid_replacement', `Invoice ${body.replaces} is not of payment intent ${ch.id}.`);
+        live = undefined;
+      }
       if (live) {
         // Receivables and self-invoicing ask again for the same charge: the same invoice.
         if (source !== 'api' && live.row.status === 'stamped' && live.row.receptor.rfc === receptor.rfc) return live.row;
         throw new ApiError('invoice.already_exists', `Payment intent ${ch.id} already has invoice ${live.row.id} (${live.row.status}).`);
       }
-      const formaPago = ch.method ? formaPagoDeMetodo(ch.method) : '99';
-      return this.issueIngreso(p, ctx, {
-        metodoPago: 'PUE', formaPago, receptor, chargeId: ch.id, source,
-        conceptos: conceptos.map((c) => ({ descripcion: c.descripcion, importeMinor: c.importe_minor, claveProdServ: c.clave_prod_serv, claveUnidad: c.clave_unidad, noIdentificacion: receptor.rfc === RFC_PUBLICO_GENERAL ? ch.receiptCode : undefined })),
-      }, idem);
+      const formaPago = ch.method ? formaPagoDeMetodo(ch.method, ch.funding) : '99';
+      const conceptos = this.conceptos(conceptosIn, ctx.issuer, receptor, receptor.rfc === RFC_PUBLICO_GENERAL ? ch.receiptCode : undefined);
+      return this.issueIngreso(p, ctx, { metodoPago: 'PUE', formaPago, receptor, chargeId: ch.id, source, conceptos, expectTotal: ch.totalMinor, replaces }, idem);
     }, false);
   }
 
@@ -341,33 +405,96 @@ export class Invoices {
     const receptorIn = this.checkReceptor(body.receptor);
     const ctx = await this.context(p.tenantId, p.livemode);
     const receptor = this.receptorFor(receptorIn, ctx.issuer);
-    return this.issueIngreso(p, ctx, { metodoPago: 'PPD', formaPago: '99', receptor, source: 'api', conceptos: [{ descripcion: body.descripcion ?? 'Pago en parcialidades', importeMinor: body.total_minor }] }, idem);
+    const conceptos = this.conceptos(body.conceptos?.length ? body.conceptos : [{ descripcion: body.descripcion ?? 'Pago en parcialidades', importe_minor: body.total_minor }], ctx.issuer, receptor);
+    const replaces = body.replaces ? await this.replaceable(p, body.replaces, receptor, 'PPD') : undefined;
+    return this.issueIngreso(p, ctx, { metodoPago: 'PPD', formaPago: '99', receptor, source: 'api', conceptos, expectTotal: body.total_minor, replaces }, idem);
+  }
+
+  /**
+   * The API's concept lines as the tax model's (formats/cfdi/impuestos.ts). An issuer in RESICO
+   * (régimen 626, persona física) invoicing a persona moral has 1.25 % of ISR withheld on every taxed
+   * line unless the line says otherwise (LISR art. 113-J; SAT's RESICO guide).
+   */
+  private conceptos(lines: ConceptoBody[], issuer: Issuer, receptor: ReceptorInput, noIdentificacion?: string): ConceptoFiscal[] {
+    const resicoMoral = issuer.regimenFiscal === '626' && issuer.rfc.length === 13 && receptor.rfc.length === 12;
+    // One line of a paid amount with IVA inside and RESICO's withholding: the lines whose Total is what was paid.
+    const only = lines.length === 1 ? lines[0]! : undefined;
+    const ret = (c: ConceptoBody, imp: 'isr' | 'iva') => c.retenciones?.find((r) => r.impuesto === imp)?.tasa;
+    if (resicoMoral && only && only.importe_minor !== undefined && !ret(only, 'isr') && (only.objeto_imp ?? '02') === '02' && !only.valor_unitario_minor) {
+      try {
+        return lineasParaTotal(only.importe_minor, { descripcion: only.descripcion, iva: only.iva as ConceptoFiscal['iva'], retencionIsr: '0.012500', retencionIva: ret(only, 'iva'), claveProdServ: only.clave_prod_serv, claveUnidad: only.clave_unidad, noIdentificacion });
+      } catch (e) {
+        if (e instanceof TaxError) throw new ApiError('invoice.invalid_body', e.message);
+        throw e;
+      }
+    }
+    return lines.map((c) => {
+      const taxed = (c.objeto_imp ?? '02') === '02';
+      return {
+        descripcion: c.descripcion,
+        importeMinor: c.importe_minor,
+        cantidad: c.cantidad,
+        valorUnitarioMinor: c.valor_unitario_minor,
+        descuentoMinor: c.descuento_minor,
+        objetoImp: c.objeto_imp as ConceptoFiscal['objetoImp'],
+        iva: c.iva as ConceptoFiscal['iva'],
+        retencionIsr: ret(c, 'isr') ?? (resicoMoral && taxed ? '0.012500' : undefined),
+        retencionIva: ret(c, 'iva'),
+        claveProdServ: c.clave_prod_serv,
+        claveUnidad: c.clave_unidad,
+        noIdentificacion,
+      };
+    });
+  }
+
+  /** The invoice a replacement may replace (motivo 01): stamped, this account's, same method and receptor RFC, no live replacement yet. */
+  private async replaceable(p: Principal, id: string, receptor: ReceptorInput, metodo: 'PUE' | 'PPD'): Promise<InvoiceRow> {
+    const [r] = await this.sql`select * from invoices where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+    if (!r) throw new ApiError('invoice.invalid_replacement', `No invoice ${id} for this key.`);
+    const row = toRow(r);
+    if (row.status !== 'stamped') throw new ApiError('invoice.invalid_replacement', `Invoice ${id} is "${row.status}": only a live (stamped) invoice is replaced.`);
+    if (row.metodo_pago !== metodo) throw new ApiError('invoice.invalid_replacement', `Invoice ${id} is ${row.metodo_pago}; replace it with the same kind of invoice.`);
+    if (row.receptor.rfc !== receptor.rfc) throw new ApiError('invoice.invalid_replacement', `Invoice ${id} is for receptor ${row.receptor.rfc}; a replacement (TipoRelacion 04) is for the same RFC (${receptor.rfc} given).`);
+    const [other] = await this.sql`select id from invoices where replaces_invoice_id = ${id} and status in ('pending', 'stamped', 'cancel_pending')`;
+    if (other) throw new ApiError('invoice.invalid_replacement', `Invoice ${id} already has a live replacement, ${other.id}.`);
+    return row;
   }
 
   private async issueIngreso(
     p: Principal,
     ctx: Ctx,
-    o: { metodoPago: 'PUE' | 'PPD'; formaPago: string; receptor: ReceptorInput; chargeId?: string; source: string; conceptos: { descripcion: string; importeMinor: number; claveProdServ?: string; claveUnidad?: string; noIdentificacion?: string }[] },
+    o: { metodoPago: 'PUE' | 'PPD'; formaPago: string; receptor: ReceptorInput; chargeId?: string; source: string; conceptos: ConceptoFiscal[]; expectTotal?: number; replaces?: InvoiceRow },
     idem?: IdempotencyHandle,
   ): Promise<InvoiceRow> {
     const { issuer, now } = ctx;
+    let calc;
+    try {
+      calc = calcular(o.conceptos);
+    } catch (e) {
+      if (e instanceof TaxError) throw new ApiError('invoice.invalid_body', e.message);
+      throw e;
+    }
+    if (o.expectTotal !== undefined && calc.totalMinor !== o.expectTotal) {
+      throw new ApiError('invoice.conceptos_sum_mismatch', `The conceptos make a CFDI Total of ${calc.totalMinor} cents (SubTotal ${calc.subtotalMinor} − Descuento ${calc.descuentoMinor} + traslados ${calc.totalTrasladosMinor} − retenciones ${calc.totalRetencionesMinor}); ${o.chargeId ? 'the charge amount (without tip)' : 'total_minor'} is ${o.expectTotal}.`);
+    }
     const folio = await this.takeFolio(issuer, 'F');
-    const built = construirIngreso({ serie: issuer.serie, folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(o.receptor), metodoPago: o.metodoPago, formaPago: o.formaPago, conceptos: o.conceptos });
+    const built = construirIngreso({ serie: issuer.serie, folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(o.receptor), metodoPago: o.metodoPago, formaPago: o.formaPago, conceptos: o.conceptos, relacionados: o.replaces ? { tipoRelacion: '04', uuids: [o.replaces.uuid_fiscal!] } : undefined });
     const sealed = await sellarComprobanteAsync(built.doc, issuer.csd!);
-    const d = desglosar(o.conceptos.map((c) => c.importeMinor));
+    const d = { totalMinor: built.totalMinor, baseMinor: built.subtotalMinor, ivaMinor: built.ivaMinor };
     const at = new Date();
     const row: InvoiceRow = {
       id: randomUUID(), tenant_id: p.tenantId, livemode: p.livemode, status: initialState(invoiceMachine) as 'pending', version: 0,
       metodo_pago: o.metodoPago, payment_intent_id: o.chargeId ?? null, source: o.source, receptor: o.receptor,
-      conceptos: o.conceptos.map((c) => ({ descripcion: c.descripcion, importe_minor: c.importeMinor, clave_prod_serv: c.claveProdServ ?? null, clave_unidad: c.claveUnidad ?? null })),
+      conceptos: { impuestos: built.impuestos, lines: o.conceptos.map((c) => ({ descripcion: c.descripcion, importe_minor: c.importeMinor ?? null, cantidad: c.cantidad ?? null, valor_unitario_minor: c.valorUnitarioMinor ?? null, descuento_minor: c.descuentoMinor ?? null, objeto_imp: c.objetoImp ?? '02', iva: c.objetoImp && c.objetoImp !== '02' ? null : (c.iva ?? '16'), retencion_isr: c.retencionIsr ?? null, retencion_iva: c.retencionIva ?? null, clave_prod_serv: c.claveProdServ ?? null, clave_unidad: c.claveUnidad ?? null })) },
       forma_pago: o.metodoPago === 'PPD' ? '99' : o.formaPago, serie: issuer.serie, folio, total_minor: d.totalMinor, base_minor: d.baseMinor, iva_minor: d.ivaMinor,
       currency: 'MXN', pac: issuer.pacProvider, uuid_fiscal: null, sealed_xml: sealed.xml, xml: null, error_code: null, error_detail: null,
-      saldo_insoluto_minor: o.metodoPago === 'PPD' ? d.totalMinor : null, parcialidades: 0, credited_minor: 0, created_at: at, updated_at: at,
+      saldo_insoluto_minor: o.metodoPago === 'PPD' ? d.totalMinor : null, parcialidades: 0, credited_minor: 0, replaces_invoice_id: o.replaces?.id ?? null, created_at: at, updated_at: at,
     };
     try {
-      await this.d.actor.create(this.def, p, { create: { ...row, receptor: row.receptor, conceptos: { lines: row.conceptos } }, history: { event: 'created', data: { metodo_pago: o.metodoPago, folio } }, result: row }, { at, now });
+      await this.d.actor.create(this.def, p, { create: { ...row, receptor: row.receptor, conceptos: row.conceptos }, history: { event: 'created', data: { metodo_pago: o.metodoPago, folio } }, result: row }, { at, now });
     } catch (e) {
       if ((e as { constraint_name?: string }).constraint_name === 'invoices_live_per_charge') throw new ApiError('invoice.already_exists', `Payment intent ${o.chargeId} already has a live invoice.`);
+      if ((e as { constraint_name?: string }).constraint_name === 'invoices_live_replacement') throw new ApiError('invoice.invalid_replacement', `Invoice ${o.replaces?.id} already has a live replacement.`);
       throw e;
     }
     return this.d.actor.withLock(this.def, row.id, LOCK_WAIT_MS, async () => {
@@ -437,6 +564,7 @@ export class Invoices {
     if (inv0.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${inv0.status}": a payment complement needs a stamped PPD invoice.`);
     const ch = await this.charge(p.tenantId, p.livemode, paymentIntentId);
     if (ch.status !== 'succeeded') throw new ApiError('invoice.intent_not_succeeded', `Payment intent ${ch.id} is "${ch.status}"; only a succeeded charge pays an invoice.`);
+    if (ch.totalMinor <= 0) throw new ApiError('invoice.intent_fully_refunded', `Payment intent ${ch.id} was refunded in full: it pays nothing.`);
     if (ch.currency !== inv0.currency) throw new ApiError('invoice.payment_currency_mismatch', `The charge is in ${ch.currency}, the invoice in ${inv0.currency}.`);
     const ctx = await this.context(p.tenantId, p.livemode);
     return this.d.actor.withLock(this.def, invoiceId, LOCK_WAIT_MS, async () => {
@@ -462,12 +590,12 @@ export class Invoices {
       const folio = await this.takeFolio(issuer, 'RP');
       const built = construirPago({
         serie: 'RP', folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(inv.receptor),
-        fechaPago: ch.succeededAt, formaDePagoP: ch.method ? formaPagoDeMetodo(ch.method) : '99', montoMinor: ch.totalMinor, numOperacion: ch.id,
-        docto: { uuid: inv.uuid_fiscal!, serie: inv.serie ?? undefined, folio: inv.folio ?? undefined, numParcialidad: parcialidad, saldoAnteriorMinor: saldo },
+        fechaPago: ch.succeededAt, formaDePagoP: ch.method ? formaPagoDeMetodo(ch.method, ch.funding) : '99', montoMinor: ch.totalMinor, numOperacion: ch.id,
+        docto: { uuid: inv.uuid_fiscal!, serie: inv.serie ?? undefined, folio: inv.folio ?? undefined, numParcialidad: parcialidad, saldoAnteriorMinor: saldo, impuestos: impuestosDe(inv) },
       });
       const sealed = await sellarComprobanteAsync(built.doc, issuer.csd!);
       const paymentId = randomUUID();
-      await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_payment', payment: { id: paymentId, paymentIntentId: ch.id, montoMinor: ch.totalMinor, parcialidad, serie: 'RP', folio, sealedXml: sealed.xml } }, { waitMs: 0, known: h });
+      await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_payment', payment: { id: paymentId, paymentIntentId: ch.id, montoMinor: ch.totalMinor, parcialidad, serie: 'RP', folio, sealedXml: sealed.xml, baseMinor: built.impuestos.subtotalMinor, ivaMinor: built.ivaMinor } }, { waitMs: 0, known: h });
       const record = async (a: PacAnswer) => ({ a, done: await this.step<Row>(invoiceId, { kind: 'payment', paymentId, answer: a, respond: 201 }, idem) });
       const { a, done } = await this.pacSettle(this.cfdiCall(ctx, sealed.xml, false, record), h, (e) => `${e.message}. Payment complement ${paymentId} stays pending; retry with the same Idempotency-Key.`);
       if (done?.status === 'error' && a.kind === 'stamped') throw new ApiError('invoice.pac_error', `The payment complement was not recorded: ${done.error_detail ?? 'UUID already registered'}`);
@@ -496,7 +624,7 @@ export class Invoices {
       const { issuer, now } = ctx;
       const folio = await this.takeFolio(issuer, 'NC');
       const formaPago = inv.metodo_pago === 'PPD' ? '15' : inv.forma_pago;
-      const built = construirEgreso({ serie: 'NC', folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(inv.receptor), formaPago, relacionados: [inv.uuid_fiscal!], totalMinor: body.total_minor, descripcion: body.motivo ?? 'Bonificación' });
+      const built = construirEgreso({ serie: 'NC', folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(inv.receptor), formaPago, relacionados: [inv.uuid_fiscal!], totalMinor: body.total_minor, descripcion: body.motivo ?? 'Bonificación', impuestos: impuestosDe(inv) });
       const sealed = await sellarComprobanteAsync(built.doc, issuer.csd!);
       const noteId = randomUUID();
       await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_credit', note: { id: noteId, totalMinor: built.totalMinor, baseMinor: built.subtotalMinor, ivaMinor: built.ivaMinor, motivo: body.motivo ?? null, serie: 'NC', folio, sealedXml: sealed.xml } }, { waitMs: 0, known: h });
@@ -511,44 +639,137 @@ export class Invoices {
   // ------------------------------------------------------------------------------------------
   // Cancellation
 
-  async cancel(p: Principal, invoiceId: string, body: CancelBody, idem?: IdempotencyHandle): Promise<Row> {
+  /**
+   * Cancels a CFDI as SAT orders it (docs/invoices.md "Cancellation"): `id` is an invoice's, one of
+   * its payment complements' or one of its credit notes'. An invoice with live REPs or credit notes is
+   * refused (SAT answers "no cancelable" while related CFDIs are live); motivo 01 needs the replacement
+   * issued first (`replaces`, CfdiRelacionados 04) and its UUID as folio_sustitucion; motivo 04 is for a
+   * global invoice only. SAT's "pending" (the receptor must accept) leaves the invoice `cancel_pending`,
+   * followed by the reconciler's job `invoice.cancel_follow` until SAT's final answer.
+   */
+  async cancel(p: Principal, id: string, body: CancelBody, idem?: IdempotencyHandle): Promise<Row> {
     if (body.motivo === '01' && !body.folio_sustitucion) throw new ApiError('invoice.folio_sustitucion_required');
     if (body.motivo !== '01' && body.folio_sustitucion) throw new ApiError('invoice.invalid_body', '`folio_sustitucion` goes only with motivo 01 (SAT sends FolioSustitucion only then).');
+    const [own] = await this.sql`select id from invoices where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+    if (!own) return this.cancelDocument(p, id, body, idem);
+    const invoiceId = id;
     const inv0 = await this.get(p, invoiceId);
     if (inv0.status === 'cancelled' || inv0.status === 'cancel_pending') {
-      const [c] = await this.sql`select * from invoice_cancellations where invoice_id = ${invoiceId} order by created_at desc limit 1`;
+      const [c] = await this.sql`select * from invoice_cancellations where invoice_id = ${invoiceId} and document_kind = 'invoice' order by created_at desc limit 1`;
       if (c) return c; // already asked: the same answer
     }
     if (inv0.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${inv0.status}": only a stamped invoice is cancelled.`);
+    const global = inv0.receptor.rfc === RFC_PUBLICO_GENERAL && inv0.receptor.nombre === 'PUBLICO EN GENERAL';
+    if (body.motivo === '04' && !global) throw new ApiError('invoice.motivo_not_applicable', `Motivo 04 (operación nominativa relacionada en una factura global) cancels a global invoice; invoice ${invoiceId} is nominative (${inv0.receptor.rfc}).`);
     const ctx = await this.context(p.tenantId, p.livemode);
     return this.d.actor.withLock(this.def, invoiceId, LOCK_WAIT_MS, async () => {
       const h = await this.fresh(invoiceId, p);
       if (h.row.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${h.row.status}".`);
-      // The cancellation as an outbound call. No mark yet: SAT's cancellation is keyed by the CFDI's
-      // UUID, so a repeat after a lost answer asks for the same one and answers its state (a
-      // cancel_pending that waits on the receptor is followed by the fiscal work, issue 28 point 5).
-      const req = {
-        uuid: h.row.uuid_fiscal!, rfcEmisor: ctx.issuer.rfc, motivo: body.motivo as '01', folioSustitucion: body.folio_sustitucion,
-        livemode: p.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, csd: ctx.issuer.csd!, now: ctx.now,
-      };
-      return this.pacSettle<Row>({
-        connector: ctx.pac.key,
-        op: 'cancel',
-        due: (x) => x.row.status === 'stamped',
-        started: () => false,
-        send: () => ctx.pac.cancel(req),
-        lookup: () => Promise.resolve(null),
-        record: (_x, out: CancelOutcome) => {
-          if (out.kind === 'rejected') throw new ApiError('invoice.cancel_rejected', `SAT/PAC refused the cancellation: ${out.code} ${out.message}`);
-          return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, invoiceId, {
-            kind: 'cancel', cancellationId: randomUUID(), outcome: out.kind, motivo: body.motivo, folioSustitucion: body.folio_sustitucion, acuse: out.acuse,
-          }, { waitMs: 0, known: h, idem });
-        },
-        idle: () => {
-          throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${h.row.status}".`);
-        },
-      }, h, (e) => e.message);
+      await this.refuseWithLiveRelated(h.row);
+      if (body.motivo === '01') await this.checkFolioSustitucion(p, h.row, body.folio_sustitucion!);
+      return this.pacSettle<Row>(this.cancelCall(ctx, p, h.row.uuid_fiscal!, body, (out) =>
+        this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, invoiceId, {
+          kind: 'cancel', cancellationId: randomUUID(), outcome: out.kind, motivo: body.motivo, folioSustitucion: body.folio_sustitucion, acuse: out.acuse,
+        }, { waitMs: 0, known: h, idem })), h, (e) => `${e.message}. Invoice ${invoiceId} stays stamped; retry the cancellation (SAT keys it by the UUID: a repeat asks for the same one).`);
     }, false);
+  }
+
+  /** SAT refuses to cancel a CFDI while CFDIs that relate it are live: name them. */
+  private async refuseWithLiveRelated(r: InvoiceRow): Promise<void> {
+    const live = await this.sql`
+      select 'payment' as kind, id, rep_uuid as uuid, parcialidad from invoice_payments where invoice_id = ${r.id} and status in ('pending', 'stamped')
+      union all select 'credit_note', id, uuid_fiscal, null from credit_notes where invoice_id = ${r.id} and status in ('pending', 'stamped')
+      order by 1, 4 desc nulls last`;
+    if (!live.length) return;
+    const names = live.map((x) => `${x.kind === 'payment' ? `payment complement ${x.id} (parcialidad ${x.parcialidad})` : `credit note ${x.id}`}${x.uuid ? ` ${x.uuid}` : ''}`);
+    throw new ApiError('invoice.related_documents_live', `Invoice ${r.id} has live related CFDIs; SAT does not cancel it until they are cancelled (POST /v1/invoices/{their id}/cancel, motivo 02; REPs from the last parcialidad): ${names.join(', ')}.`);
+  }
+
+  /** Motivo 01: the replacement must be live, this account's, for the same receptor, and relate this invoice (04). */
+  private async checkFolioSustitucion(p: Principal, r: InvoiceRow, folio: string): Promise<void> {
+    const [rep] = await this.sql`
+      select id, status, replaces_invoice_id, receptor from invoices
+       where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and upper(uuid_fiscal) = ${folio.toUpperCase()}`;
+    const bad = (why: string) => new ApiError('invoice.invalid_folio_sustitucion', `folio_sustitucion ${folio} ${why}. Issue the replacement first: POST /v1/invoices (or /ppd) with "replaces": "${r.id}", then cancel with its uuid_fiscal.`);
+    if (!rep) throw bad('is not a CFDI of this account');
+    if (rep.id === r.id) throw bad('is the invoice being cancelled');
+    if (rep.status !== 'stamped') throw bad(`is "${rep.status}", not a live CFDI`);
+    if (rep.replaces_invoice_id !== r.id) throw bad(`does not relate invoice ${r.id} with TipoRelacion 04 (sustitución)`);
+    if (rep.receptor.rfc !== r.receptor.rfc) throw bad(`is for receptor ${rep.receptor.rfc}, not ${r.receptor.rfc}`);
+  }
+
+  /** Cancels a payment complement (the last of its chain) or a credit note of an invoice. */
+  private async cancelDocument(p: Principal, id: string, body: CancelBody, idem?: IdempotencyHandle): Promise<Row> {
+    const [pay] = await this.sql`select * from invoice_payments where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+    const [note] = pay ? [undefined] : await this.sql`select * from credit_notes where id = ${id} and tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+    const d = pay ?? note;
+    if (!d) throw new ApiError('invoice.not_found');
+    const kind: 'payment' | 'credit_note' = pay ? 'payment' : 'credit_note';
+    if (d.status === 'cancelled') {
+      const [c] = await this.sql`select * from invoice_cancellations where document_id = ${id} order by created_at desc limit 1`;
+      if (c) return c;
+    }
+    if (d.status !== 'stamped') throw new ApiError('invoice.not_stamped', `CFDI ${id} is "${d.status}": only a stamped CFDI is cancelled.`);
+    if (body.motivo === '01' || body.motivo === '04') throw new ApiError('invoice.motivo_not_applicable', `A ${kind === 'payment' ? 'payment complement' : 'credit note'} is cancelled with motivo 02 (errores sin relación) or 03 (no se llevó a cabo); Orquesta issues no replacement REP or credit note.`);
+    const ctx = await this.context(p.tenantId, p.livemode);
+    return this.d.actor.withLock(this.def, d.invoice_id, LOCK_WAIT_MS, async () => {
+      const h = await this.fresh(d.invoice_id, p);
+      const [cur] = kind === 'payment' ? await this.sql`select * from invoice_payments where id = ${id}` : await this.sql`select * from credit_notes where id = ${id}`;
+      if (kind === 'payment' && Number(cur!.parcialidad) !== h.row.parcialidades) {
+        throw new ApiError('invoice.related_documents_live', `Payment complement ${id} is parcialidad ${cur!.parcialidad} of ${h.row.parcialidades}: cancel the later ones first.`);
+      }
+      const uuid = kind === 'payment' ? cur!.rep_uuid : cur!.uuid_fiscal;
+      const what = kind === 'payment' ? 'payment complement' : 'credit note';
+      return this.pacSettle<Row>(this.cancelCall(ctx, p, uuid, { motivo: body.motivo }, (out) => {
+        if (out.kind === 'pending') throw new ApiError('invoice.cancel_rejected', `SAT asks the receptor to accept the cancellation of ${what} ${id}; Orquesta follows only invoices' pending cancellations: retry once the receptor accepted.`);
+        return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, d.invoice_id, {
+          kind: 'cancel_document', document: kind, documentId: id, cancellationId: randomUUID(), motivo: body.motivo, acuse: out.acuse,
+        }, { waitMs: 0, known: { ...h, document: cur } as HydratedInvoice, idem });
+      }), h, (e) => `${e.message}. The ${what} ${id} stays stamped; retry the cancellation.`);
+    }, false);
+  }
+
+  /**
+   * SAT's final answer to a cancellation waiting for the receptor (job invoice.cancel_follow): the
+   * outbound protocol's lookup of a call already made (the `cancel_pending` state is its mark); the
+   * cancellation is never sent again from here. An unknown outcome leaves it for the next sweep.
+   */
+  async followCancellation(invoiceId: string): Promise<void> {
+    await this.d.actor.withLock(this.def, invoiceId, 2000, async () => {
+      const h = await this.fresh(invoiceId);
+      if (h.row.status !== 'cancel_pending') return;
+      const ctx = await this.context(h.row.tenant_id, h.row.livemode);
+      const pac = ctx.pac;
+      if (!pac.cancelStatus) return; // a PAC without the query: the next cancellation request asks again
+      const total = attr(parseXml(h.row.xml!), 'Total') ?? (Number(h.row.total_minor) / 100).toFixed(2);
+      const req = { uuid: h.row.uuid_fiscal!, rfcEmisor: ctx.issuer.rfc, rfcReceptor: h.row.receptor.rfc, total, livemode: h.row.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword } };
+      const call: OutboundCall<HydratedInvoice, CancelStatus, void> = {
+        connector: pac.key,
+        op: 'cancel',
+        lookupOp: 'cancel_status',
+        due: (x) => x.row.status === 'cancel_pending',
+        started: () => true,
+        send: () => {
+          throw new Error('a pending cancellation is only looked up');
+        },
+        lookup: (x) => pac.cancelStatus!({ ...req, uuid: x.row.uuid_fiscal! }),
+        resend: () => false,
+        record: async (x, out) => {
+          // SAT's final answers: Cancelado, or Vigente with the request refused. "En proceso", a
+          // Vigente without the request yet and "No Encontrado" (SAT's lag) wait for the next sweep.
+          if (out.kind !== 'cancelled' && out.kind !== 'rejected') return;
+          const [c] = await this.sql`select id from invoice_cancellations where invoice_id = ${invoiceId} and document_kind = 'invoice' and status = 'pending' order by created_at desc limit 1`;
+          await this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, void>(this.def, undefined, invoiceId, { kind: 'cancel_outcome', cancellationId: c?.id, outcome: out.kind, acuse: undefined }, { waitMs: 0, known: x });
+        },
+        idle: () => undefined,
+      };
+      try {
+        await settleLocked(call, h);
+      } catch (e) {
+        if (e instanceof OutcomeUnknown) return; // asked again by the next sweep
+        throw e;
+      }
+    });
   }
 
   // ------------------------------------------------------------------------------------------
@@ -614,7 +835,7 @@ export class Invoices {
     return {
       name: 'invoices',
       queues: { [INVOICE_QUEUE]: 1 },
-      jobs: [this.resolveJob],
+      jobs: [this.resolveJob, this.cancelFollowJob],
       reconcilers: [
         {
           name: 'invoices waiting for a lost PAC answer',
@@ -625,6 +846,13 @@ export class Invoices {
               union select invoice_id from credit_notes where status = 'pending' and ${untouchedSql(sql)}
               limit 1000`;
             return rows.map((r) => jobRequest(this.resolveJob, { invoiceId: r.id as string }));
+          },
+        },
+        {
+          name: 'cancellations waiting for the receptor (SAT "en proceso")',
+          run: async () => {
+            const rows = await sql`select id from invoices where status = 'cancel_pending' and ${untouchedSql(sql)} limit 1000`;
+            return rows.map((r) => jobRequest(this.cancelFollowJob, { invoiceId: r.id as string }));
           },
         },
       ],

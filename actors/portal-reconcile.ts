@@ -1,13 +1,16 @@
 // Reconciliation by hand (issue 29: the portal's review of a bank statement): an accountant matches a
 // credit line the automatic rules left open to a succeeded charge, or undoes a match. The manual side
 // of actors/bank-statements.ts, with its rules: under the book's reconciliation lock (the same lock
-// order as an import), one matched line per charge, and the ledger kept true: a match posts the bank
-// deposit entry (bank debited, the rail's clearing account credited, by the line's amount), an undo
-// posts its reversal (the original entry stays: the books are append-only).
+// order as an import), one matched line per charge, and the ledger kept true with the import's entry
+// (issue 27, defect 8): a match posts the bank deposit entry — suspense debited when the import
+// already posted the open line to bank and suspense (else the bank), the charge's receivable credited
+// net of the connector's fee and the fee owed to the connector, so the receivable ends at zero — and
+// an undo posts its reversal (the original entry stays: the books are append-only) with the bank's
+// side back in suspense, where an unidentified line of such a statement waits.
 import { ApiError } from '../kernel/errors.js';
 import type { Db, Sql } from '../kernel/db.js';
 import { postEntry } from '../kernel/ledger.js';
-import type { Account } from '../kernel/accounts.js';
+import { accounts, type Account } from '../kernel/accounts.js';
 import { bankAccount, lineView } from './bank-statements.js';
 
 interface Scope { tenantId: string; livemode: boolean }
@@ -18,7 +21,7 @@ const lockBook = (tx: Db, p: Scope) =>
 async function lockedLine(tx: Db, p: Scope, statementId: string, lineId: string) {
   if (!/^[0-9]{1,18}$/.test(lineId)) throw new ApiError('bank_statement.line_not_found');
   const [l] = await tx`
-    select l.*, s.bank from bank_statement_lines l join bank_statements s on s.id = l.statement_id and s.tenant_id = l.tenant_id
+    select l.*, s.bank, s.suspense_posted from bank_statement_lines l join bank_statements s on s.id = l.statement_id and s.tenant_id = l.tenant_id
      where l.id = ${lineId} and l.statement_id = ${statementId} and l.tenant_id = ${p.tenantId} and l.livemode = ${p.livemode}
        for update of l`;
   if (!l) throw new ApiError('bank_statement.line_not_found');
@@ -35,8 +38,9 @@ export class ManualReconciliation {
       await lockBook(tx, p);
       const l = await lockedLine(tx, p, statementId, lineId);
       if (l.match_status === 'matched') throw new ApiError('bank_statement.line_match_conflict', 'This line is already matched: undo the match first.');
+      if (l.match_status === 'duplicate') throw new ApiError('bank_statement.line_match_conflict', 'This line repeats a movement already imported (another export of the same statement): match that one.');
       const [c] = await tx`
-        select a.id, a.payment_intent_id, a.connector_key,
+        select a.id, a.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0) as fee_minor,
                exists (select 1 from bank_statement_lines m where m.attempt_id = a.id and m.tenant_id = a.tenant_id and m.match_status = 'matched') as taken
           from payment_intents pi
           join attempts a on a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id and a.status in ('captured', 'settled', 'refunded', 'partially_refunded')
@@ -47,6 +51,7 @@ export class ManualReconciliation {
       if (!c) throw new ApiError('bank_statement.charge_not_found');
       if (c.taken) throw new ApiError('bank_statement.line_match_conflict', 'That charge is already matched to another line: undo that match first.');
       const amount = Number(l.credit_minor);
+      const fee = Math.min(Number(c.fee_minor), amount);
       const entryId = await postEntry(tx, {
         tenantId: p.tenantId,
         livemode: p.livemode,
@@ -55,8 +60,9 @@ export class ManualReconciliation {
         refId: c.payment_intent_id as string,
         memo: `bank statement line ${String(l.id)} (matched by hand)`,
         lines: [
-          { account: bankAccount(l.bank as string), currency: l.currency as string, amountMinor: amount },
-          { account: `connector_receivable:${String(c.connector_key)}`, currency: l.currency as string, amountMinor: -amount },
+          { account: l.suspense_posted ? accounts.bankSuspense : bankAccount(l.bank as string), currency: l.currency as string, amountMinor: amount },
+          { account: accounts.connectorReceivable(String(c.connector_key)), currency: l.currency as string, amountMinor: -(amount - fee) },
+          ...(fee ? [{ account: accounts.connectorFeesPayable(String(c.connector_key)), currency: l.currency as string, amountMinor: -fee }] : []),
         ],
       });
       const [u] = await tx`
@@ -82,7 +88,8 @@ export class ManualReconciliation {
           refType: 'payment_intent',
           refId: l.payment_intent_id as string,
           memo: `bank statement line ${String(l.id)}: match undone`,
-          lines: lines.map((x) => ({ account: x.account as Account, currency: x.currency as string, amountMinor: -Number(x.amount_minor) })),
+          // the bank's side goes back to suspense where the import posted the open line there
+          lines: lines.map((x) => ({ account: (l.suspense_posted && x.account === bankAccount(l.bank as string) ? accounts.bankSuspense : x.account) as Account, currency: x.currency as string, amountMinor: -Number(x.amount_minor) })),
         });
       }
       const [u] = await tx`

@@ -11,7 +11,7 @@
 //   succeeded refund asks it, with a job after the commit, to change it.
 import { Approvals, type ApprovalRow } from './approvals.js';
 import { eventDataOf } from '../kernel/json.js';
-import { accounts } from '../kernel/accounts.js';
+import { refundLines } from '../kernel/ledger.js';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { tenantOffsetMsSql } from '../kernel/clock.js';
@@ -172,10 +172,7 @@ export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: St
         refType: 'refund',
         refId: r.id,
         memo: `refund of attempt ${r.attempt_id}`,
-        lines: [
-          { account: accounts.refunds, currency: r.currency, amountMinor: r.amount_minor },
-          { account: accounts.connectorReceivable(h.connectorKey), currency: r.currency, amountMinor: -r.amount_minor },
-        ],
+        lines: refundLines(h.connectorKey, r.currency, r.amount_minor),
       });
     } else if (e.type === 'settleAttempt') {
       plan.jobs!.push(settled(r.payment_intent_id, r.attempt_id, { tenantId: r.tenant_id, livemode: r.livemode }));

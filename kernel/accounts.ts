@@ -17,10 +17,22 @@ export type FixedAccount =
   | 'merchant_recharge_income'
   | 'service_payment_clearing'
   | 'platform_fee_income'
-  | 'payouts';
+  | 'payouts'
+  // Issue 27: the books mirror the CFDI (docs/reports.md "IVA in the books") and the bank statement.
+  | 'sales_iva_0'
+  | 'sales_exento'
+  | 'iva_trasladado_cobrado'
+  | 'iva_trasladado_no_cobrado'
+  | 'iva_acreditable'
+  | 'clientes'
+  | 'isr_retenido_por_clientes'
+  | 'iva_retenido_por_clientes'
+  | 'discounts'
+  | 'customer_credits'
+  | 'bank_suspense';
 
 /** Accounts kept per counterparty: `<prefix>:<connector, bank, carrier, biller or connect account>`. */
-export type AccountPrefix = 'connector_receivable' | 'connector_fees' | 'bank' | 'recharge_payable' | 'biller_payable' | 'connect_payable' | 'payout_source';
+export type AccountPrefix = 'connector_receivable' | 'connector_fees' | 'connector_fees_payable' | 'bank' | 'recharge_payable' | 'biller_payable' | 'connect_payable' | 'payout_source';
 
 /** A ledger account name. */
 export type Account = FixedAccount | `${AccountPrefix}:${string}`;
@@ -52,6 +64,24 @@ export const CHART: readonly ChartEntry[] = [
   { pattern: 'recharge_clearing', meaning: 'face value of delivered recharges', agrupador: { code: '107.05', name: 'Recargas por cobrar' } },
   { pattern: 'recharge_payable:*', meaning: 'what is owed to a carrier for its recharges', agrupador: { code: '201.01', name: 'Proveedores de recargas' } },
   { pattern: 'merchant_recharge_income', meaning: "the merchant's commission on recharges", agrupador: { code: '401.29', name: 'Ingresos por comisiones de recargas' } },
+  // Issue 27: the sale by IVA treatment (401.04 gravados al 0 %, 401.07 exentos; 8 %, the región
+  // fronteriza's stimulus on the general rate, stays in 401.01), IVA (LIVA art. 1-B: due when collected):
+  // trasladado cobrado 208.01, no cobrado 209.01 (a PPD invoice until its REP), acreditable pagado 118.01
+  // (the connector fee's IVA); what customers owe on PPD invoices 105.01; taxes customers withheld
+  // (RESICO's ISR, IVA) 113.08; credit notes 402.02; owed back on a paid invoice 205.06.
+  { pattern: 'sales_iva_0', meaning: 'sales taxed at IVA 0 %', agrupador: { code: '401.04', name: 'Ventas y/o servicios gravados al 0%' } },
+  { pattern: 'sales_exento', meaning: 'sales exempt from IVA, or not objeto de impuesto', agrupador: { code: '401.07', name: 'Ventas y/o servicios exentos' } },
+  { pattern: 'iva_trasladado_cobrado', meaning: 'IVA charged and collected (card/transfer captures, REPs)', agrupador: { code: '208.01', name: 'IVA trasladado cobrado' } },
+  { pattern: 'iva_trasladado_no_cobrado', meaning: 'IVA of PPD invoices not collected yet', agrupador: { code: '209.01', name: 'IVA trasladado no cobrado' } },
+  { pattern: 'iva_acreditable', meaning: 'IVA paid on connector fees', agrupador: { code: '118.01', name: 'IVA acreditable pagado' } },
+  { pattern: 'clientes', meaning: 'what customers owe on PPD invoices', agrupador: { code: '105.01', name: 'Clientes nacionales' } },
+  { pattern: 'isr_retenido_por_clientes', meaning: 'ISR withheld by customers (RESICO 1.25 %, honorarios)', agrupador: { code: '113.08', name: 'ISR retenido por clientes' } },
+  { pattern: 'iva_retenido_por_clientes', meaning: 'IVA withheld by customers', agrupador: { code: '113.08', name: 'IVA retenido por clientes' } },
+  { pattern: 'discounts', meaning: 'credit notes (descuentos y bonificaciones)', agrupador: { code: '402.02', name: 'Descuentos y bonificaciones sobre ventas' } },
+  { pattern: 'customer_credits', meaning: 'owed back to customers by credit notes of paid invoices', agrupador: { code: '205.06', name: 'Saldos a favor de clientes' } },
+  // Bank side (issue 27): money in or out of the bank not identified yet, and the fee the bank did not net from a SPEI deposit.
+  { pattern: 'bank_suspense', meaning: 'bank movements not identified yet (unmatched deposits, debits)', agrupador: { code: '107.05', name: 'Partidas bancarias por identificar' } },
+  { pattern: 'connector_fees_payable:*', meaning: "a connector's fees the bank did not net, owed to it", agrupador: { code: '205.06', name: 'Comisiones por pagar al procesador' } },
   // Without a default code yet (they fall back to 107.05; docs/reports.md).
   { pattern: 'service_payment_clearing', meaning: 'bills paid for customers' },
   { pattern: 'biller_payable:*', meaning: 'what is owed to a biller for paid bills' },
@@ -77,6 +107,18 @@ export const accounts = {
   servicePaymentClearing: 'service_payment_clearing',
   platformFeeIncome: 'platform_fee_income',
   payouts: 'payouts',
+  salesIva0: 'sales_iva_0',
+  salesExento: 'sales_exento',
+  ivaTrasladadoCobrado: 'iva_trasladado_cobrado',
+  ivaTrasladadoNoCobrado: 'iva_trasladado_no_cobrado',
+  ivaAcreditable: 'iva_acreditable',
+  clientes: 'clientes',
+  isrRetenidoPorClientes: 'isr_retenido_por_clientes',
+  ivaRetenidoPorClientes: 'iva_retenido_por_clientes',
+  discounts: 'discounts',
+  customerCredits: 'customer_credits',
+  bankSuspense: 'bank_suspense',
+  connectorFeesPayable: per('connector_fees_payable'),
   connectorReceivable: per('connector_receivable'),
   connectorFees: per('connector_fees'),
   bank: per('bank'),

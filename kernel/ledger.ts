@@ -56,16 +56,47 @@ export function postEntry(tx: Db, e: EntryInput): Promise<string> {
 }
 
 /**
+ * IVA inside an amount at the tenant's default tax treatment (decisions.md §6: IVA 16 % included):
+ * base = round(amount / 1.16) (half up, integer arithmetic; ties cannot happen), iva = amount − base.
+ * The same split the CFDI of such an amount carries (formats/cfdi/amounts.ts), so the books and the
+ * invoice agree to the cent; an invoice with other taxes posts the difference when stamped.
+ */
+export function ivaInside(amountMinor: number): { baseMinor: number; ivaMinor: number } {
+  const base = Number((BigInt(amountMinor) * 100n + 58n) / 116n);
+  return { baseMinor: base, ivaMinor: amountMinor - base };
+}
+
+/**
  * The capture of a charge, in the merchant's books (the orchestrator holds no funds): the
- * connector owes the total; the amount is sales, the tip is owed to staff; the connector's fee is
- * an expense netted from what it settles.
+ * connector owes the total; the amount is the sale net of IVA (`sales`) plus the IVA trasladado
+ * cobrado (`iva_trasladado_cobrado`, 208.01: a card or transfer payment is collected when captured,
+ * LIVA art. 1-B), the tip is owed to staff (never a sale); the connector's fee, IVA included as the
+ * acquirer invoices it, is an expense net of IVA (`connector_fees`) plus IVA acreditable pagado
+ * (`iva_acreditable`, 118.01), netted from what the connector settles.
  */
 export function captureLines(connector: string, currency: string, amountMinor: number, tipMinor: number, feeMinor: number): Line[] {
+  const sale = ivaInside(amountMinor);
+  const fee = ivaInside(feeMinor);
   return [
     { account: accounts.connectorReceivable(connector), currency, amountMinor: amountMinor + tipMinor },
-    { account: accounts.sales, currency, amountMinor: -amountMinor },
+    { account: accounts.sales, currency, amountMinor: -sale.baseMinor },
+    { account: accounts.ivaTrasladadoCobrado, currency, amountMinor: -sale.ivaMinor },
     { account: accounts.tipsPayable, currency, amountMinor: -tipMinor },
-    { account: accounts.connectorFees(connector), currency, amountMinor: feeMinor },
+    { account: accounts.connectorFees(connector), currency, amountMinor: fee.baseMinor },
+    { account: accounts.ivaAcreditable, currency, amountMinor: fee.ivaMinor },
     { account: accounts.connectorReceivable(connector), currency, amountMinor: -feeMinor },
+  ];
+}
+
+/**
+ * A refund reverses the sale and its IVA (LIVA art. 7: the IVA of returned or discounted sales is
+ * deducted from the IVA trasladado): `refunds` (402.01) net of IVA, the IVA back out of 208.01.
+ */
+export function refundLines(connector: string, currency: string, amountMinor: number): Line[] {
+  const r = ivaInside(amountMinor);
+  return [
+    { account: accounts.refunds, currency, amountMinor: r.baseMinor },
+    { account: accounts.ivaTrasladadoCobrado, currency, amountMinor: r.ivaMinor },
+    { account: accounts.connectorReceivable(connector), currency, amountMinor: -amountMinor },
   ];
 }

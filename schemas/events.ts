@@ -102,6 +102,8 @@ export const INVOICE_EVENTS = {
   'invoice.cancelled': { summary: 'SAT cancelled the invoice.', data: invoiceResource },
   'invoice_payment.stamped': { summary: 'A payment complement (REP, Pagos 2.0) of a PPD invoice was stamped.', data: invoicePaymentResource },
   'credit_note.stamped': { summary: 'A credit note (CFDI egreso related with TipoRelacion 01) was stamped.', data: creditNoteResource },
+  'invoice_payment.cancelled': { summary: 'SAT cancelled a payment complement: its amount and NumParcialidad went back to the invoice.', data: invoicePaymentResource },
+  'credit_note.cancelled': { summary: 'SAT cancelled a credit note: its amount went back to the invoice (and to its saldo, PPD).', data: creditNoteResource },
 } as const satisfies Record<string, EventSpec>;
 
 /** Ours (docs/receivables.md): data = the receivable's projection at event time (phone masked). */

@@ -25,10 +25,26 @@ export const receptorBody = {
 export const conceptoBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['descripcion', 'importe_minor'],
+  required: ['descripcion'],
   properties: {
     descripcion: { ...str(1000), description: 'Descripción of the line.' },
-    importe_minor: { type: 'integer', minimum: 1, maximum: 999_999_999_999, description: 'Amount of the line in cents, IVA 16% included (decisions.md §6).' },
+    importe_minor: { type: 'integer', minimum: 1, maximum: 999_999_999_999, description: 'Amount of the line in cents with its IVA trasladado inside (16 % by default, decisions.md §6). Give this, or `valor_unitario_minor` (before taxes).' },
+    cantidad: { type: 'string', pattern: '^[0-9]{1,12}(\\.[0-9]{1,6})?$', description: 'Cantidad (up to 6 decimals), with `valor_unitario_minor`; default "1".' },
+    valor_unitario_minor: { type: 'integer', minimum: 1, maximum: 999_999_999_999, description: 'ValorUnitario before taxes, in cents: Importe = round(Cantidad × ValorUnitario), Base = Importe − Descuento, each tax = round(Base × tasa) (docs/invoices.md).' },
+    descuento_minor: { type: 'integer', minimum: 0, maximum: 999_999_999_999, description: 'Descuento of the line before taxes, in cents (with `valor_unitario_minor`).' },
+    objeto_imp: { type: 'string', enum: ['01', '02', '03'], description: 'ObjetoImp: 01 no objeto de impuesto, 02 sí objeto (default), 03 sí objeto, no obligado al desglose. 01 and 03 carry no taxes.' },
+    iva: { type: 'string', enum: ['16', '8', '0', 'exento'], description: 'IVA trasladado: 16 % (default), 8 % (región fronteriza), 0 %, or exento.' },
+    retenciones: {
+      type: 'array',
+      maxItems: 2,
+      description: 'Taxes the receptor withholds, each `{impuesto: "isr"|"iva", tasa}` with the rate as a decimal string: ISR `"0.100000"` (honorarios, arrendamiento; LISR art. 106), IVA `"0.106667"` (two thirds of 16 %, RLIVA art. 3) or `"0.040000"` (autotransporte). An issuer in RESICO (régimen 626, persona física) invoicing a persona moral gets ISR `"0.012500"` by default (LISR art. 113-J).',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['impuesto', 'tasa'],
+        properties: { impuesto: { type: 'string', enum: ['isr', 'iva'] }, tasa: { type: 'string', pattern: '^0\\.[0-9]{1,6}$' } },
+      },
+    },
     clave_prod_serv: { type: 'string', pattern: '^[0-9]{8}$', description: 'c_ClaveProdServ (8 digits); default 01010101.' },
     clave_unidad: { type: 'string', pattern: '^[A-Z0-9]{2,3}$', description: 'c_ClaveUnidad; default ACT.' },
   },
@@ -42,13 +58,14 @@ export const createInvoiceBody = {
   properties: {
     payment_intent_id: { ...uuid, 'x-error-code': 'invoice.invalid_body', description: 'A succeeded payment intent of this key\'s tenant and mode.' },
     receptor: { ...receptorBody, 'x-required-error-code': 'invoice.invalid_receptor' },
+    replaces: { ...uuid, 'x-error-code': 'invoice.invalid_body', description: 'Motivo 01, step 1: the id of the stamped invoice of the same charge this one replaces. The new CFDI relates it (CfdiRelacionados TipoRelacion 04, sustitución) and may be live next to it; then cancel the old one with motivo 01 and `folio_sustitucion` = this one\'s `uuid_fiscal`. Same receptor RFC (`invoice.invalid_replacement`).' },
     conceptos: {
       type: 'array',
       minItems: 1,
       maxItems: 200,
       'x-error-code': 'invoice.invalid_body',
       items: conceptoBody,
-      description: 'Optional concept lines; their `importe_minor` must add up to the charge total (`invoice.conceptos_sum_mismatch`). Omitted: one line for the whole charge.',
+      description: 'Optional concept lines with their tax treatment; the CFDI Total they make (SubTotal − Descuento + traslados − retenciones) must equal the charge amount (`invoice.conceptos_sum_mismatch`). The tip is not part of the sale: it is never invoiced (it is the staff\'s, `tips_payable` in the books). Omitted: one line for the whole amount with IVA 16 % inside.',
     },
   },
 } as const;
@@ -64,6 +81,15 @@ export const createPpdBody = {
     currency: { type: 'string', default: 'MXN', 'x-error-code': 'invoice.invalid_currency', enum: ['MXN'], description: 'Only MXN (default).' },
     receptor: { ...receptorBody, 'x-required-error-code': 'invoice.invalid_receptor' },
     descripcion: { ...str(1000), description: 'Concept description; default "Pago en parcialidades".' },
+    replaces: { ...uuid, 'x-error-code': 'invoice.invalid_body', description: 'Motivo 01, step 1: the id of the stamped PPD invoice this one replaces (CfdiRelacionados TipoRelacion 04); same receptor RFC. Cancel the old one with motivo 01 next.' },
+    conceptos: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 200,
+      'x-error-code': 'invoice.invalid_body',
+      items: conceptoBody,
+      description: 'Optional concept lines with their tax treatment (as POST /v1/invoices); the Total they make must equal `total_minor` (`invoice.conceptos_sum_mismatch`). Omitted: one line `descripcion` for `total_minor` with IVA 16 % inside.',
+    },
   },
 } as const;
 export type CreatePpdBody = FromSchema<typeof createPpdBody>;
@@ -84,7 +110,7 @@ export const cancelBody = {
   required: ['motivo'],
   properties: {
     motivo: { type: 'string', enum: ['01', '02', '03', '04'], 'x-error-code': 'invoice.invalid_body', description: 'SAT motive: 01 con errores con relación (needs folio_sustitucion), 02 con errores sin relación, 03 no se llevó a cabo la operación, 04 operación nominativa relacionada en una factura global.' },
-    folio_sustitucion: { ...uuid, 'x-error-code': 'invoice.invalid_body', description: 'UUID of the CFDI that replaces this one; required with motivo 01, refused with the others.' },
+    folio_sustitucion: { ...uuid, 'x-error-code': 'invoice.invalid_body', description: 'UUID of the CFDI that replaces this one; required with motivo 01, refused with the others. It must be a live invoice of this account issued with `replaces` = this invoice (CfdiRelacionados TipoRelacion 04) for the same receptor RFC (`invoice.invalid_folio_sustitucion`).' },
   },
 } as const;
 export type CancelBody = FromSchema<typeof cancelBody>;
@@ -128,6 +154,7 @@ export const invoiceResource = {
     saldo_insoluto_minor: { type: 'integer', description: 'PPD only: what is still owed.' },
     parcialidades: { type: 'integer', description: 'Payment complements registered (PPD).' },
     credited_minor: { type: 'integer', description: 'Sum of live credit notes.' },
+    replaces_invoice_id: { ...uuid, description: 'The invoice this one replaces (motivo 01; the CFDI carries CfdiRelacionados TipoRelacion 04 with its UUID).' },
     error_detail: { type: 'string', description: 'Why stamping failed (status `error`): the code and the PAC\'s message.' },
     livemode: { type: 'boolean' },
     created_at: timestamp,
@@ -148,7 +175,7 @@ export const invoicePaymentResource = {
     saldo_anterior_minor: { type: 'integer' },
     saldo_insoluto_minor: { type: 'integer' },
     currency: { type: 'string' },
-    status: { type: 'string', enum: ['stamped'] },
+    status: { type: 'string', enum: ['stamped', 'cancelled'] },
     rep_uuid: { type: 'string', description: 'Folio fiscal of the payment complement CFDI.' },
     livemode: { type: 'boolean' },
     created_at: timestamp,
@@ -166,7 +193,10 @@ export const cancellationResource = {
     invoice_id: uuid,
     motivo: { type: 'string' },
     folio_sustitucion: { type: 'string' },
-    status: { type: 'string', enum: ['cancelled', 'pending'] },
+    status: { type: 'string', enum: ['cancelled', 'pending', 'rejected'], description: '`pending`: SAT waits for the receptor\'s acceptance (the invoice is `cancel_pending`, followed until SAT\'s final answer); `rejected`: the receptor refused (the invoice is `stamped` again).' },
+    document_kind: { type: 'string', enum: ['invoice', 'payment', 'credit_note'], description: 'What was cancelled: the invoice, one of its payment complements or one of its credit notes.' },
+    document_id: { ...uuid, description: 'The cancelled CFDI\'s id (the invoice\'s, the REP\'s or the credit note\'s).' },
+    uuid_fiscal: { type: 'string', description: 'The cancelled CFDI\'s UUID.' },
     acuse: { type: 'string', description: 'SAT acknowledgment (XML) as the PAC returned it.' },
     created_at: timestamp,
   },

@@ -73,7 +73,7 @@ export const accountMappingBody = {
     },
     contpaqi_poliza_type: { type: 'integer', minimum: 1, maximum: 9999, 'x-error-code': 'reports.invalid_account_mapping', description: 'CONTPAQi tipo de póliza number; default 3 (Diario).' },
     aspel_poliza_type: { type: 'string', pattern: '^[A-Za-z]{1,2}$', 'x-error-code': 'reports.invalid_account_mapping', description: 'Aspel COI tipo de póliza code; default `Dr` (Diario).' },
-    folio_offset: { type: 'integer', minimum: 0, maximum: 99000, 'x-error-code': 'reports.invalid_account_mapping', description: 'Póliza number = folio_offset + day of the month; default 0.' },
+    folio_offset: { type: 'integer', minimum: 0, maximum: 99000, 'x-error-code': 'reports.invalid_account_mapping', description: 'Póliza number = folio_offset + day of the month; default 9000 (9001–9031: out of the range of a company\'s own daily pólizas, which a re-import would otherwise overwrite).' },
   },
 } as const;
 

@@ -276,7 +276,9 @@ t.test('cancellation: motives, folio_sustitucion, a cancelled invoice is not sta
   t.equal((await post(`/v1/invoices/${r.body.id}/cancel`, { motivo: '05' })).body.error.code, 'invoice.invalid_body');
   t.equal((await post(`/v1/invoices/${r.body.id}/cancel`, { motivo: '02', folio_sustitucion: crypto.randomUUID() })).body.error.code, 'invoice.invalid_body');
   t.equal((await post(`/v1/invoices/${r.body.id}/cancel`, {})).body.error.code, 'invoice.invalid_body');
-  const replacement = await ppd(20000);
+  // Motivo 01 as SAT orders it (issue 27): the replacement first, relating this invoice (TipoRelacion 04)
+  t.equal((await post(`/v1/invoices/${r.body.id}/cancel`, { motivo: '01', folio_sustitucion: (await ppd(20000)).body.uuid_fiscal })).body.error.code, 'invoice.invalid_folio_sustitucion', 'an unrelated CFDI is no replacement');
+  const replacement = await ppd(20000, { replaces: r.body.id });
   const c = await post(`/v1/invoices/${r.body.id}/cancel`, { motivo: '01', folio_sustitucion: replacement.body.uuid_fiscal });
   t.equal(c.status, 200, c.text);
   t.match(c.body, { object: 'invoice_cancellation', invoice_id: r.body.id, motivo: '01', status: 'cancelled', folio_sustitucion: replacement.body.uuid_fiscal });

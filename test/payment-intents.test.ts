@@ -454,10 +454,13 @@ t.test('ledger: captures post balanced entries; the database refuses anything el
      where e.ref_id = ${done.attempts[0].id} order by l.id`;
   t.equal(lines.reduce((s, l) => s + Number(l.amount_minor), 0), 0, 'balanced');
   const by = (acct: string) => lines.filter((l) => l.account === acct).reduce((s, l) => s + Number(l.amount_minor), 0);
-  t.equal(by('sales'), -20000);
+  // Issue 27 (defect 3): the sale net of IVA, the IVA trasladado cobrado apart; the fee net of its IVA acreditable.
+  t.equal(by('sales'), -17241);
+  t.equal(by('iva_trasladado_cobrado'), -2759);
   t.equal(by('tips_payable'), -2000);
   const fee = Math.round((22000 * 290) / 10000) + 250;
-  t.equal(by('connector_fees:sim'), fee, 'fee of the routing table');
+  t.equal(by('connector_fees:sim') + by('iva_acreditable'), fee, 'fee of the routing table');
+  t.equal(by('connector_fees:sim'), Math.round(fee / 1.16), 'the fee net of IVA');
   t.equal(by('connector_receivable:sim'), 22000 - fee);
   const sql = a.app.deps.sql;
   await t.rejects(

@@ -51,7 +51,8 @@ t.test('a full refund by default; requested then succeeded; attempt partially re
   t.notMatch(JSON.stringify(ev[0].data), /null/, 'refund event data omits absent fields (documented as refund_event_data)');
   t.same(Object.keys(ev[0].data).sort(), ['amount_minor', 'attempt_id', 'created_at', 'currency', 'id', 'object', 'payment_intent_id', 'provider_ref', 'reason', 'status']);
   const lines = await a.app.deps.sql`select l.account, l.amount_minor from journal_lines l join journal_entries e on e.id = l.entry_id where e.ref_id = ${r.body.id}`;
-  t.same(lines.map((l) => [l.account, Number(l.amount_minor)]).sort(), [['connector_receivable:sim', -10000], ['refunds', 10000]]);
+  // Issue 27 (defect 3): the refund reverses the sale net of IVA and its IVA trasladado cobrado.
+  t.same(lines.map((l) => [l.account, Number(l.amount_minor)]).sort(), [['connector_receivable:sim', -10000], ['iva_trasladado_cobrado', 1379], ['refunds', 8621]]);
   const again = await refund({ attempt_id: attempt.id });
   t.equal(again.status, 400);
   t.equal(again.body.error.code, 'refund.nothing_refundable');

@@ -184,9 +184,13 @@ t.test('trial balance: per account opening, debits, credits, closing; debits equ
     t.equal(acc.closing_balance_minor, acc.opening_balance_minor + acc.debits_minor - acc.credits_minor);
   }
   const sales = r.body.accounts.find((x: any) => x.account === 'sales');
-  t.match(sales, { credits_minor: 53400, debits_minor: 0, code: '401.01', code_source: 'default' });
+  // Issue 27 (defect 3): sales are booked net of IVA (16 % inside the captured amounts), the IVA apart.
+  const net = (x: number) => Math.round(x / 1.16);
+  const captured = [10000, 20000, 5000, 3000, 7000, 4200, 4200];
+  t.match(sales, { credits_minor: captured.reduce((s, x) => s + net(x), 0), debits_minor: 0, code: '401.01', code_source: 'default' });
+  t.match(r.body.accounts.find((x: any) => x.account === 'iva_trasladado_cobrado'), { credits_minor: captured.reduce((s, x) => s + x - net(x), 0), debits_minor: 2000 - net(2000) + 3000 - net(3000), code: '208.01' });
   t.match(r.body.accounts.find((x: any) => x.account === 'tips_payable'), { credits_minor: 2000 });
-  t.match(r.body.accounts.find((x: any) => x.account === 'refunds'), { debits_minor: 5000 });
+  t.match(r.body.accounts.find((x: any) => x.account === 'refunds'), { debits_minor: net(2000) + net(3000) });
   t.equal(r.body.totals.debits_minor, r.body.totals.credits_minor, 'debits equal credits');
   t.equal(r.body.totals.closing_balance_minor, 0, 'the balances sum to zero');
   t.equal(r.body.totals.opening_balance_minor, 0);
@@ -206,17 +210,17 @@ t.test('pólizas CONTPAQi: one póliza for the day, movements equal the ledger, 
   t.equal(r.status, 200, r.text);
   t.match(r.headers.get('content-type'), /^text\/plain/);
   t.equal(r.headers.get('content-disposition'), `attachment; filename=polizas_contpaqi_${today}_${tomorrow}.txt`);
-  t.equal(r.headers.get('x-service-account-mapping-defaults'), '107.05,205.06,401.01,402.01,601.75', 'every code came from the SAT defaults');
+  t.equal(r.headers.get('x-service-account-mapping-defaults'), '107.05,118.01,205.06,208.01,401.01,402.01,601.75', 'every code came from the SAT defaults');
   const lines = r.text.split('\r\n').slice(0, -1);
   const recs = lines.map(parseRecord);
   t.same(recs.filter((x) => x.rec === 'P').length, 1, 'one póliza for the one day');
   const p = recs[0];
   t.equal(p.rec, 'P');
-  t.same(p.fields, { token: 'P', Fecha: today.replace(/-/g, ''), TipoPol: '3', Folio: String(Number(today.slice(8))), Clase: '1', IdDiario: '0', Concepto: `Orquesta ${today}: cobros, reembolsos y comisiones del dia`, SistOrig: '11', Impresa: '0', Ajuste: '0' });
+  t.same(p.fields, { token: 'P', Fecha: today.replace(/-/g, ''), TipoPol: '3', Folio: String(9000 + Number(today.slice(8))), Clase: '1', IdDiario: '0', Concepto: `Orquesta ${today}: cobros, reembolsos y comisiones del dia`, SistOrig: '11', Impresa: '0', Ajuste: '0' });
   t.equal(lines[0].slice(3, 11), today.replace(/-/g, ''), 'Fecha at columns 4–11');
   const raw = await rawDay(today);
   const byCode = new Map<string, { d: number; c: number }>();
-  const codeOf: Record<string, string> = { sales: '401.01', tips_payable: '205.06', refunds: '402.01', 'connector_receivable:sim': '107.05', 'connector_fees:sim': '601.75' };
+  const codeOf: Record<string, string> = { sales: '401.01', tips_payable: '205.06', refunds: '402.01', 'connector_receivable:sim': '107.05', 'connector_fees:sim': '601.75', iva_trasladado_cobrado: '208.01', iva_acreditable: '118.01' };
   for (const [acc, v] of raw) {
     const x = byCode.get(codeOf[acc]) ?? { d: 0, c: 0 };
     byCode.set(codeOf[acc], { d: x.d + v.d, c: x.c + v.c });
@@ -240,11 +244,11 @@ t.test('pólizas CONTPAQi: one póliza for the day, movements equal the ledger, 
   t.match(put.body.accounts.find((x: any) => x.account === 'connector_fees:sim'), { code: '6017500000', source: 'tenant', default_code: '601.75' });
   t.match(put.body.accounts.find((x: any) => x.account === 'refunds'), { code: '402.01', source: 'default' });
   const mapped = await get(`/v1/reports/polizas?format=contpaqi&from=${today}&to=${tomorrow}`);
-  t.equal(mapped.headers.get('x-service-account-mapping-defaults'), '205.06,402.01');
+  t.equal(mapped.headers.get('x-service-account-mapping-defaults'), '118.01,205.06,208.01,402.01');
   const mrecs = mapped.text.split('\r\n').slice(0, -1).map(parseRecord);
   t.equal(mrecs[0].fields.TipoPol, '1');
   t.equal(mrecs[0].fields.Folio, String(100 + Number(today.slice(8))), 'folio = offset + day');
-  t.same([...new Set(mrecs.filter((x) => x.rec === 'M1').map((x) => x.fields.IdCuenta))].sort(), ['1020100100', '205.06', '4010100000', '402.01', '6017500000']);
+  t.same([...new Set(mrecs.filter((x) => x.rec === 'M1').map((x) => x.fields.IdCuenta))].sort(), ['1020100100', '118.01', '205.06', '208.01', '4010100000', '402.01', '6017500000']);
   const bal = await get(`/v1/reports/balanza?from=${today}&to=${tomorrow}`);
   t.match(bal.body.accounts.find((x: any) => x.account === 'sales'), { code: '4010100000', code_source: 'tenant' }, 'the trial balance shows the same codes');
   const read = await get('/v1/reports/account_mapping');
@@ -270,7 +274,7 @@ t.test('pólizas Aspel COI: grid as tab-separated text and as .xlsx', async (t) 
   const rows = r.text.split('\r\n').slice(0, -1).map((l) => l.split('\t'));
   t.ok(rows.every((x) => x.length === 9), 'nine columns');
   t.same(rows[0], Array(9).fill(''));
-  t.same(rows[2].slice(0, 4), ['Dr', String(Number(today.slice(8))), `Orquesta ${today}: cobros, reembolsos y comisiones del dia`, String(Number(today.slice(8)))], 'header: type, número, concepto, day');
+  t.same(rows[2].slice(0, 4), ['Dr', String(9000 + Number(today.slice(8))), `Orquesta ${today}: cobros, reembolsos y comisiones del dia`, String(Number(today.slice(8)))], 'header: type, número, concepto, day');
   const partidas = rows.slice(3, -1);
   t.same(rows[rows.length - 1], ['', 'FIN_PARTIDAS', '', '', '', '', '', '', '']);
   let cargo = 0;

@@ -21,9 +21,15 @@ export interface ReportSettings {
   aspel_poliza_type: string;
   folio_offset: number;
 }
-const DEFAULT_SETTINGS: ReportSettings = { contpaqi_poliza_type: 3, aspel_poliza_type: 'Dr', folio_offset: 0 };
+/**
+ * Issue 27 (defect 4): Orquesta's pólizas are numbered from 9001 by default, not 1–31, which are the
+ * numbers a company's own daily pólizas of the same type take: a re-import would overwrite them
+ * silently (CONTPAQi replaces a póliza of the same type and number).
+ */
+export const DEFAULT_FOLIO_OFFSET = 9000;
+const DEFAULT_SETTINGS: ReportSettings = { contpaqi_poliza_type: 3, aspel_poliza_type: 'Dr', folio_offset: DEFAULT_FOLIO_OFFSET };
 
-async function loadMapping(db: Db, p: Principal): Promise<{ rules: Map<string, string>; settings: ReportSettings; updatedAt?: Date }> {
+async function loadMapping(db: Db, p: Principal): Promise<{ rules: Map<string, string>; settings: ReportSettings; defaultSettings: boolean; updatedAt?: Date }> {
   const [rules, settings] = await Promise.all([
     db`select account, code, updated_at from report_account_mappings where tenant_id = ${p.tenantId} and livemode = ${p.livemode}`,
     db`select * from report_settings where tenant_id = ${p.tenantId} and livemode = ${p.livemode}`,
@@ -32,6 +38,7 @@ async function loadMapping(db: Db, p: Principal): Promise<{ rules: Map<string, s
   return {
     rules: new Map(rules.map((r) => [r.account as string, r.code as string])),
     settings: s ? { contpaqi_poliza_type: Number(s.contpaqi_poliza_type), aspel_poliza_type: s.aspel_poliza_type as string, folio_offset: Number(s.folio_offset) } : DEFAULT_SETTINGS,
+    defaultSettings: !s,
     updatedAt: s ? (s.updated_at as Date) : undefined,
   };
 }
@@ -173,6 +180,8 @@ export interface PolizasFile {
   /** Accounting codes that came from the default mapping (X-Service-Account-Mapping-Defaults). */
   defaults: string[];
   polizaCount: number;
+  /** The póliza numbers used, `first-last` (and `default-offset` when the tenant has not set one). */
+  folios: string;
 }
 
 /** One póliza per accounting day with postings, of the MXN books: a cargo and an abono movement per account with debits/credits that day. */
@@ -196,7 +205,15 @@ export async function polizas(deps: { readSql: Sql }, p: Principal, q: { format:
         join cfdi_facts f on f.tenant_id = c.tenant_id and f.livemode = c.livemode and f.payment_intent_id = c.payment_intent_id
        where e.tenant_id = ${p.tenantId} and e.livemode = ${p.livemode} and e.kind = 'charge.captured'
          and e.accounting_date >= ${w.from}::date and e.accounting_date < ${w.to}::date
-       order by e.accounting_date, f.issued_at, f.uuid_fiscal`,
+      union all
+      -- the entries the CFDIs post themselves (PPD, REP, credit note, cancellations, tax adjustments)
+      select e.accounting_date as day, d.uuid_fiscal, d.fecha at time zone 'America/Mexico_City', d.serie, d.folio, fp.rfc, d.receptor_rfc, d.total_minor
+        from journal_entries e
+        join cfdi_documents d on d.tenant_id = e.tenant_id and d.livemode = e.livemode and d.id = e.ref_id
+        left join fiscal_profiles fp on fp.tenant_id = d.tenant_id and fp.livemode = d.livemode
+       where e.tenant_id = ${p.tenantId} and e.livemode = ${p.livemode} and e.ref_type in ('invoice', 'invoice_payment', 'credit_note')
+         and e.accounting_date >= ${w.from}::date and e.accounting_date < ${w.to}::date
+       order by 1, 3, 2`,
     loadMapping(db, p),
   ]);
   const defaults = new Set<string>();
@@ -209,6 +226,7 @@ export async function polizas(deps: { readSql: Sql }, p: Principal, q: { format:
   for (const c of cfdis) {
     const day = localDateOfDate(c.day as Date);
     const list = cfdiByDay.get(day) ?? [];
+    if (list.some((x) => x.uuid === c.uuid_fiscal)) continue; // a CFDI with both a capture and its own entry that day
     list.push({
       uuid: c.uuid_fiscal as string,
       date: localDate(c.issued_at as Date),
@@ -257,6 +275,7 @@ export async function polizas(deps: { readSql: Sql }, p: Principal, q: { format:
       body,
       defaults: [...defaults].sort(),
       polizaCount: list.length,
+      folios: list.length ? `${Math.min(...list.map((x) => x.folio))}-${Math.max(...list.map((x) => x.folio))}${m.defaultSettings ? '; default-offset' : ''}` : '',
     };
   } catch (e) {
     // A póliza that cannot be written as the program reads it (a code longer than its field): the caller's mapping.

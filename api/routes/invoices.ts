@@ -53,7 +53,7 @@ export const invoiceRoutes: RouteDef[] = [
       'Test mode stamps with the `sim` PAC: a receptor named `PAC ERROR`, `PAC UNREACHABLE`, `PAC BAD RESPONSE` or `PAC NO UUID` triggers that failure. Emits `invoice.stamped` (or `invoice.failed`).',
     tags: ['Invoices'],
     responses: { 201: { description: 'The stamped invoice', schema: invoiceResource } },
-    errors: ['invoice.invalid_body', 'invoice.invalid_receptor', 'invoice.receptor_incoherente', 'invoice.intent_not_found', 'invoice.intent_not_succeeded', 'invoice.already_exists', 'invoice.conceptos_sum_mismatch', 'invoice.invalid_currency', 'invoice.payment_already_applied', ...PAC_ERRORS],
+    errors: ['invoice.invalid_body', 'invoice.invalid_receptor', 'invoice.receptor_incoherente', 'invoice.intent_not_found', 'invoice.intent_not_succeeded', 'invoice.intent_fully_refunded', 'invoice.already_exists', 'invoice.conceptos_sum_mismatch', 'invoice.invalid_currency', 'invoice.payment_already_applied', 'invoice.invalid_replacement', ...PAC_ERRORS],
     handler: async (ctx) => ({ status: 201, body: invoiceView(await ctx.deps.invoices.createPue(ctx.principal, ctx.body, ctx.idem)) }),
   }),
   defineRoute<CreatePpdBody>({
@@ -67,7 +67,7 @@ export const invoiceRoutes: RouteDef[] = [
     description: 'MetodoPago PPD, FormaPago 99 (Por definir), one concept (`descripcion`). Answers `saldo_insoluto_minor` = `total_minor` and `parcialidades` 0; payments are registered with POST /v1/invoices/{id}/payments.',
     tags: ['Invoices'],
     responses: { 201: { description: 'The stamped PPD invoice', schema: invoiceResource } },
-    errors: ['invoice.invalid_body', 'invoice.invalid_receptor', 'invoice.receptor_incoherente', 'invoice.invalid_currency', ...PAC_ERRORS],
+    errors: ['invoice.invalid_body', 'invoice.invalid_receptor', 'invoice.receptor_incoherente', 'invoice.invalid_currency', 'invoice.conceptos_sum_mismatch', 'invoice.invalid_replacement', ...PAC_ERRORS],
     handler: async (ctx) => ({ status: 201, body: invoiceView(await ctx.deps.invoices.createPpd(ctx.principal, ctx.body, ctx.idem)) }),
   }),
   defineRoute<unknown, CfdiListQueryBody>({
@@ -147,7 +147,7 @@ export const invoiceRoutes: RouteDef[] = [
       'Idempotent per (invoice, charge): the same charge again answers its complement (200). A charge is applied once (`invoice.payment_already_applied`). Emits `invoice_payment.stamped`.',
     tags: ['Invoices'],
     responses: { 201: { description: 'The stamped payment complement', schema: invoicePaymentResource }, 200: { description: 'The complement this charge already has', schema: invoicePaymentResource } },
-    errors: ['invoice.not_found', 'invoice.invalid_body', 'invoice.not_ppd', 'invoice.not_stamped', 'invoice.intent_not_found', 'invoice.intent_not_succeeded', 'invoice.payment_exceeds_balance', 'invoice.payment_already_applied', 'invoice.payment_currency_mismatch', ...PAC_ERRORS],
+    errors: ['invoice.not_found', 'invoice.invalid_body', 'invoice.not_ppd', 'invoice.not_stamped', 'invoice.intent_not_found', 'invoice.intent_not_succeeded', 'invoice.payment_exceeds_balance', 'invoice.payment_already_applied', 'invoice.payment_currency_mismatch', ...PAC_ERRORS, 'invoice.intent_fully_refunded'],
     handler: async (ctx) => {
       const r = await ctx.deps.invoices.registerPayment(ctx.principal, ctx.params.id, ctx.body.payment_intent_id, ctx.idem);
       return { status: r.created ? 201 : 200, body: paymentView(r.row) };
@@ -173,14 +173,17 @@ export const invoiceRoutes: RouteDef[] = [
     idempotency: 'required',
     body: cancelBody,
     notFound: 'invoice.not_found',
-    summary: 'Cancel an invoice with SAT (motivo 01-04)',
+    summary: 'Cancel a CFDI with SAT (motivo 01-04): an invoice, one of its payment complements or one of its credit notes',
     description:
-      'Body `{motivo: "01"|"02"|"03"|"04", folio_sustitucion?}` (decisions.md §4): `01` needs `folio_sustitucion` (`invoice.folio_sustitucion_required`), the others refuse it. ' +
-      'Answers `{object: "invoice_cancellation", status: "cancelled"|"pending", acuse}`: `pending` when SAT waits for the receptor\'s acceptance (the invoice is then `cancel_pending`). ' +
-      'A cancelled invoice is no longer `stamped`: payment complements and credit notes against it answer `invoice.not_stamped`. Asking again answers the same cancellation. Emits `invoice.cancelled`.',
+      'Body `{motivo: "01"|"02"|"03"|"04", folio_sustitucion?}` (decisions.md §4): `01` needs `folio_sustitucion` (`invoice.folio_sustitucion_required`), the others refuse it. `{invoiceId}` is any `cfdi_document` id of GET /v1/invoices. ' +
+      'As SAT orders it (docs/invoices.md "Cancellation"): an invoice with live payment complements or credit notes is refused, naming them (`invoice.related_documents_live`): cancel those first (a REP chain from its last parcialidad; a cancelled REP gives its amount and NumParcialidad back, a cancelled credit note its amount). ' +
+      'Motivo `01`: issue the replacement first (POST /v1/invoices or /ppd with `replaces` = this invoice: its CFDI carries CfdiRelacionados TipoRelacion 04), then cancel with `folio_sustitucion` = the replacement\'s UUID, checked: live, this account\'s, relating this invoice, same receptor RFC (`invoice.invalid_folio_sustitucion`). ' +
+      'Motivo `04` only for a global invoice (`invoice.motivo_not_applicable`); REPs and credit notes take `02` or `03`. ' +
+      'Answers `{object: "invoice_cancellation", document_kind, document_id, uuid_fiscal, status: "cancelled"|"pending", acuse}`: `pending` when SAT waits for the receptor\'s acceptance (the invoice is then `cancel_pending`, and the job `invoice.cancel_follow` asks SAT until its final answer: `cancelled`, or back to `stamped` when the receptor refuses). ' +
+      'A cancelled invoice is no longer `stamped`: payment complements and credit notes against it answer `invoice.not_stamped`. Asking again answers the same cancellation. Emits `invoice.cancelled`, `invoice_payment.cancelled`, `credit_note.cancelled`.',
     tags: ['Invoices'],
     responses: { 200: { description: 'The cancellation', schema: cancellationResource } },
-    errors: ['invoice.not_found', 'invoice.invalid_body', 'invoice.folio_sustitucion_required', 'invoice.not_stamped', 'invoice.cancel_rejected', ...PAC_ERRORS],
+    errors: ['invoice.not_found', 'invoice.invalid_body', 'invoice.folio_sustitucion_required', 'invoice.not_stamped', 'invoice.cancel_rejected', 'invoice.related_documents_live', 'invoice.invalid_folio_sustitucion', 'invoice.motivo_not_applicable', ...PAC_ERRORS],
     handler: async (ctx) => {
       return { status: 200, body: cancellationView(await ctx.deps.invoices.cancel(ctx.principal, ctx.params.invoiceId, ctx.body, ctx.idem)) };
     },

@@ -68,7 +68,8 @@ export const reportRoutes = [
       'A `text/plain` attachment `polizas_{format}_{from}_{to}.txt` (dates of the books). `contpaqi`: fixed-width P / M1 records (AM/AD for CFDI UUIDs). ' +
       '`aspel_coi`: the COI import grid as tab-separated text, or, with `Accept: ' + XLSX_TYPE + '`, the same grid as an .xlsx workbook (`.xlsx` file name); one calendar month per file (COI files carry only the day). ' +
       'Default window: the current month. Each day with postings gives one póliza: per ledger account a cargo with its debits and an abono with its credits, on the tenant\'s accounting codes ' +
-      '(PUT /v1/reports/account_mapping) or the SAT código agrupador default. Header `X-Service-Account-Mapping-Defaults` lists, comma separated, the codes that came from the default mapping (empty when none).',
+      '(PUT /v1/reports/account_mapping) or the SAT código agrupador default. Header `X-Service-Account-Mapping-Defaults` lists, comma separated, the codes that came from the default mapping (empty when none). ' +
+      'Póliza numbers are `folio_offset` + day of the month; the default offset is 9000 (9001–9031, out of the range of the company\'s own daily numbering); header `X-Service-Poliza-Folios` says the numbers used (`first-last`, and `default-offset` while the tenant has not chosen one). Every entry with a CFDI carries its UUID (CONTPAQi AM/AD, COI CFDI block).',
     tags: ['Reports'],
     responses: { 200: { description: 'The pólizas file', contentType: 'text/plain' } },
     errors: ['reports.invalid_format', 'reports.invalid_period', 'reports.invalid_account_mapping'],
@@ -78,7 +79,7 @@ export const reportRoutes = [
         status: 200,
         text: f.body,
         contentType: f.contentType,
-        headers: { 'content-disposition': `attachment; filename=${f.filename}`, 'x-service-account-mapping-defaults': f.defaults.join(',') },
+        headers: { 'content-disposition': `attachment; filename=${f.filename}`, 'x-service-account-mapping-defaults': f.defaults.join(','), 'x-service-poliza-folios': f.folios },
       };
     },
   }),

@@ -42,7 +42,7 @@ import { fechaLocal } from '../../formats/cfdi/comprobante.js';
 import { buscarTimbre, construirTimbre, insertarTimbre } from '../../formats/cfdi/tfd.js';
 import { NS, attr, escapeAttr, kid, localName, parseXml, serialize } from '../../formats/cfdi/xml.js';
 import { TEST_CSD_RFC, testCsd } from './test-csd.js';
-import { type CancelOutcome, type CancelRequest, type Pac, type StampOutcome, type StampRequest, type Stamped } from './pac.js';
+import { type CancelOutcome, type CancelRequest, type CancelStatus, type CancelStatusRequest, type Pac, type StampOutcome, type StampRequest, type Stamped } from './pac.js';
 import { OutcomeUnknown } from '../../kernel/outbound.js';
 
 export const SIM_TRIGGERS = {
@@ -100,6 +100,10 @@ export class SimPac implements Pac {
   private readonly stamped = new Set<string>();
   /** The book: sha-256 of the sealed bytes → the stamp given (bounded; the oldest go first). */
   private readonly book = new Map<string, Stamped>();
+  /** What a cancellation needs to know of a stamped UUID: TipoDeComprobante, Total, global or not, when. */
+  private readonly facts = new Map<string, { tipo: string; totalMinor: number; global: boolean; stampedAt: number; receptorNombre: string }>();
+  /** UUIDs whose cancellation waits for the receptor. */
+  private readonly awaiting = new Set<string>();
 
   constructor(private readonly opts: { trustAllUuids?: boolean } = { trustAllUuids: true }) {}
 
@@ -138,6 +142,9 @@ export class SimPac implements Pac {
     const out: Stamped = { kind: 'stamped', uuid, xml: serialize(doc), fechaTimbrado, noCertificadoSat: csd.noCertificado, selloSat: attr(tfd, 'SelloSAT')!, rfcProvCertif: TEST_CSD_RFC };
     if (this.book.size >= 10_000) this.book.delete(this.book.keys().next().value!);
     this.book.set(key, out);
+    const total = attr(doc, 'Total') ?? '0';
+    this.facts.set(uuid, { tipo: attr(doc, 'TipoDeComprobante') ?? '', totalMinor: Math.round(Number(total) * 100), global: !!kid(doc, NS.cfdi, 'InformacionGlobal'), stampedAt: req.now.getTime(), receptorNombre: attr(receptor ?? doc, 'Nombre') ?? '' });
+    if (this.facts.size > 10_000) this.facts.delete(this.facts.keys().next().value!);
     return out;
   }
 
@@ -157,12 +164,35 @@ export class SimPac implements Pac {
     }
   }
 
+  /**
+   * SAT's view of a CFDI whose cancellation waited for the receptor (as Finkok's `get_sat_status`):
+   * the sim's receptor accepts at the first question (`Cancelado`), unless it is named
+   * `RECHAZA CANCELACION` (`Vigente`, "Solicitud rechazada": the CFDI stays live). A UUID it holds
+   * no waiting request for (asked again, or by another process after a restart) is `Cancelado`: the
+   * sim's receptor accepts.
+   */
+  async cancelStatus(req: CancelStatusRequest): Promise<CancelStatus> {
+    const u = req.uuid.toUpperCase();
+    if (!this.awaiting.has(u)) return { kind: 'cancelled', estado: 'Cancelado' };
+    this.awaiting.delete(u);
+    if (this.facts.get(u)?.receptorNombre === 'RECHAZA CANCELACION') return { kind: 'rejected', estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada' };
+    return { kind: 'cancelled', estado: 'Cancelado' };
+  }
+
   async cancel(req: CancelRequest): Promise<CancelOutcome> {
     if (req.livemode) throw new Error('the sim PAC never cancels live documents');
     if (!['01', '02', '03', '04'].includes(req.motivo)) return { kind: 'rejected', code: 'SIM-207', message: `Motivo ${req.motivo} inválido` };
     if (req.motivo === '01' && !req.folioSustitucion) return { kind: 'rejected', code: 'SIM-207', message: 'El motivo 01 requiere FolioSustitucion' };
     if (!this.opts.trustAllUuids && !this.stamped.has(req.uuid.toUpperCase())) return { kind: 'rejected', code: 'SIM-205', message: `UUID ${req.uuid} no existe` };
     const acuse = `<Acuse Fecha="${fechaLocal(req.now)}" RfcEmisor="${escapeAttr(req.rfcEmisor)}"><Folios><UUID>${req.uuid.toUpperCase()}</UUID><EstatusUUID>201</EstatusUUID></Folios></Acuse>`;
+    // SAT asks the receptor to accept the cancellation of an ingreso over $1,000.00 that is not a
+    // global invoice, once the day after its issue is over (CFF art. 29-A; RMF: cancellation without
+    // acceptance). The sim knows this only for UUIDs it stamped in this process.
+    const f = this.facts.get(req.uuid.toUpperCase());
+    if (f && f.tipo === 'I' && f.totalMinor > 100_000 && !f.global && req.now.getTime() - f.stampedAt > 24 * 3600_000) {
+      this.awaiting.add(req.uuid.toUpperCase());
+      return { kind: 'pending', acuse };
+    }
     return { kind: 'cancelled', acuse };
   }
 }

@@ -38,6 +38,15 @@ function issuerName(cert: X509Certificate): string {
     .join(',');
 }
 
+/**
+ * XML-DSig's X509SerialNumber is the certificate's serial as a decimal integer (W3C XML Signature
+ * §4.4.4: `integer`), not SAT's NoCertificado, which is the same serial's bytes read as ASCII
+ * (issue 27, defect 1: 30001000000500003416 is serial 0x3330303031…, decimal 2923378…).
+ */
+export function x509SerialDecimal(cert: X509Certificate): string {
+  return BigInt(`0x${cert.serialNumber}`).toString(10);
+}
+
 /** Signs the request with the issuer's CSD and returns the signed XML document. */
 export function firmarCancelacion(s: SolicitudCancelacion, csd: { certificado: string; noCertificado: string; privateKey: KeyObject }): string {
   const body = cancelacionCanonica(s);
@@ -51,7 +60,7 @@ export function firmarCancelacion(s: SolicitudCancelacion, csd: { certificado: s
   const jwk = cert.publicKey.export({ format: 'jwk' }) as { n: string; e: string };
   const b64 = (u: string) => Buffer.from(u, 'base64url').toString('base64');
   const keyInfo =
-    `<KeyInfo><X509Data><X509IssuerSerial><X509IssuerName>${text(issuerName(cert))}</X509IssuerName><X509SerialNumber>${csd.noCertificado}</X509SerialNumber></X509IssuerSerial>` +
+    `<KeyInfo><X509Data><X509IssuerSerial><X509IssuerName>${text(issuerName(cert))}</X509IssuerName><X509SerialNumber>${x509SerialDecimal(cert)}</X509SerialNumber></X509IssuerSerial>` +
     `<X509Certificate>${csd.certificado}</X509Certificate></X509Data><KeyValue><RSAKeyValue><Modulus>${b64(jwk.n)}</Modulus><Exponent>${b64(jwk.e)}</Exponent></RSAKeyValue></KeyValue></KeyInfo>`;
   // SignedInfo inside Signature inherits the same default namespace, so its c14n is the string signed.
   const signedInfoInDoc = signedInfo.replace(` xmlns="${DSIG}"`, '');

@@ -71,14 +71,15 @@ export const FORMAS_PAGO: Record<string, string> = {
 };
 
 /**
- * Forma de pago of a charge, by the payment method that paid it. A card is `04` (Tarjeta de crédito):
- * the acquirer does not tell credit from debit (`28`); SPEI and CoDi are transfers (`03`); OXXO is
- * cash (`01`). Unknown methods throw: a PUE invoice cannot say `99` (SAT forbids it with PUE).
+ * Forma de pago of a charge, by the payment method that paid it and, for a card, its funding type
+ * (c_FormaPago: `04` Tarjeta de crédito, `28` Tarjeta de débito — a prepaid card is a debit card for
+ * SAT; a card whose funding is unknown is `04`); SPEI and CoDi are transfers (`03`); OXXO is cash
+ * (`01`). Unknown methods throw: a PUE invoice cannot say `99` (SAT forbids it with PUE).
  */
-export function formaPagoDeMetodo(method: string): string {
+export function formaPagoDeMetodo(method: string, funding?: string | null): string {
   switch (method) {
     case 'card':
-      return '04';
+      return funding === 'debit' || funding === 'prepaid' ? '28' : '04';
     case 'spei':
     case 'codi':
     case 'dimo':

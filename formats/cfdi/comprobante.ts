@@ -1,7 +1,8 @@
 // Builders of CFDI 4.0 Comprobantes: ingreso (PUE/PPD), egreso (credit note related with
 // TipoRelacion 01) and pago (Pagos 2.0 complement). Pure: data in, element tree out; sealing with a
 // CSD is `sellarComprobante`. Every amount is integer cents (amounts.ts explains the rounding).
-import { TASA_IVA_16, desglosar, pesos, baseDeTotal } from './amounts.js';
+import { pesos } from './amounts.js';
+import { calcular, proporcion, resumen16, type CalculoCfdi, type ConceptoFiscal, type LineaCalc, type ResumenImpuestos, type RetencionCalc, type TrasladoCalc } from './impuestos.js';
 import { CLAVE_PROD_SERV_DEFAULT, CLAVE_UNIDAD_DEFAULT, CLAVE_PROD_SERV_NOTA_CREDITO, CONCEPTO_PAGO, USOS } from './catalogs.js';
 import { cadenaOriginal } from './cadena.js';
 import { sellar, sellarAsync, type Csd } from './csd.js';
@@ -23,14 +24,8 @@ export interface Receptor {
   usoCfdi: string;
 }
 
-export interface ConceptoInput {
-  descripcion: string;
-  /** Amount of the line with IVA 16% inside, in cents. */
-  importeMinor: number;
-  claveProdServ?: string;
-  claveUnidad?: string;
-  noIdentificacion?: string;
-}
+/** A concept line: its amount with IVA 16 % inside (`importeMinor`), or the full tax model (impuestos.ts). */
+export type ConceptoInput = ConceptoFiscal;
 
 interface Comun {
   serie?: string;
@@ -43,6 +38,8 @@ interface Comun {
 }
 
 export interface IngresoInput extends Comun {
+  /** CfdiRelacionados (e.g. TipoRelacion 04, sustitución de los CFDI previos). */
+  relacionados?: { tipoRelacion: string; uuids: string[] };
   metodoPago: 'PUE' | 'PPD';
   /** c_FormaPago; PPD is always `99` (Por definir), whatever is given. */
   formaPago: string;
@@ -55,6 +52,8 @@ export interface EgresoInput extends Comun {
   relacionados: string[];
   totalMinor: number;
   descripcion: string;
+  /** The related invoice's taxes: the note reverses each group in proportion (default: IVA 16 % inside). */
+  impuestos?: ResumenImpuestos;
 }
 
 export interface PagoInput extends Comun {
@@ -69,6 +68,8 @@ export interface PagoInput extends Comun {
     folio?: string;
     numParcialidad: number;
     saldoAnteriorMinor: number;
+    /** The paid invoice's taxes (ImpuestosDR in proportion); default IVA 16 % inside the amount. */
+    impuestos?: ResumenImpuestos;
   };
 }
 
@@ -128,31 +129,49 @@ function receptorEl(r: Receptor, lugarExpedicion: string, usoCfdi = r.usoCfdi) {
   });
 }
 
-function trasladoEl(name: 'cfdi:Traslado', baseMinor: number, ivaMinor: number) {
-  return el(name, { Base: pesos(baseMinor), Impuesto: '002', TipoFactor: 'Tasa', TasaOCuota: TASA_IVA_16, Importe: pesos(ivaMinor) });
+function trasladoAttrs(t: TrasladoCalc, p = '') {
+  return t.tipoFactor === 'Exento'
+    ? { [`Base${p}`]: pesos(t.baseMinor), [`Impuesto${p}`]: t.impuesto, [`TipoFactor${p}`]: 'Exento' }
+    : { [`Base${p}`]: pesos(t.baseMinor), [`Impuesto${p}`]: t.impuesto, [`TipoFactor${p}`]: 'Tasa', [`TasaOCuota${p}`]: t.tasa!, [`Importe${p}`]: pesos(t.importeMinor!) };
 }
+const retencionAttrs = (r: RetencionCalc, p = '') => ({ [`Base${p}`]: pesos(r.baseMinor), [`Impuesto${p}`]: r.impuesto, [`TipoFactor${p}`]: 'Tasa', [`TasaOCuota${p}`]: r.tasa, [`Importe${p}`]: pesos(r.importeMinor) });
 
-function conceptosConIva(lineas: { conc: ConceptoInput; baseMinor: number; ivaMinor: number }[]) {
+function conceptosEl(lineas: LineaCalc[]) {
   return el(
     'cfdi:Conceptos',
     {},
-    lineas.map(({ conc, baseMinor, ivaMinor }) =>
-      el(
+    lineas.map((l) => {
+      const c = l.input;
+      const imp: XmlElement[] = [];
+      if (l.traslado) imp.push(el('cfdi:Traslados', {}, [el('cfdi:Traslado', trasladoAttrs(l.traslado))]));
+      if (l.retenciones.length) imp.push(el('cfdi:Retenciones', {}, l.retenciones.map((r) => el('cfdi:Retencion', retencionAttrs(r)))));
+      return el(
         'cfdi:Concepto',
         {
-          ClaveProdServ: conc.claveProdServ ?? CLAVE_PROD_SERV_DEFAULT,
-          NoIdentificacion: conc.noIdentificacion,
-          Cantidad: '1',
-          ClaveUnidad: conc.claveUnidad ?? CLAVE_UNIDAD_DEFAULT,
-          Descripcion: conc.descripcion,
-          ValorUnitario: pesos(baseMinor),
-          Importe: pesos(baseMinor),
-          ObjetoImp: '02',
+          ClaveProdServ: c.claveProdServ ?? CLAVE_PROD_SERV_DEFAULT,
+          NoIdentificacion: c.noIdentificacion,
+          Cantidad: l.cantidad,
+          ClaveUnidad: c.claveUnidad ?? CLAVE_UNIDAD_DEFAULT,
+          Descripcion: c.descripcion,
+          ValorUnitario: l.valorUnitario,
+          Importe: pesos(l.importeMinor),
+          Descuento: l.descuentoMinor ? pesos(l.descuentoMinor) : undefined,
+          ObjetoImp: l.objetoImp,
         },
-        [el('cfdi:Impuestos', {}, [el('cfdi:Traslados', {}, [trasladoEl('cfdi:Traslado', baseMinor, ivaMinor)])])],
-      ),
-    ),
+        imp.length ? [el('cfdi:Impuestos', {}, imp)] : [],
+      );
+    }),
   );
+}
+
+/** The Comprobante's Impuestos: Retenciones (per Impuesto) then Traslados (per group), as cfdv40.xsd orders them. */
+function impuestosEl(c: Pick<CalculoCfdi, 'traslados' | 'retenciones' | 'totalTrasladosMinor' | 'totalRetencionesMinor'>): XmlElement | undefined {
+  if (!c.traslados.length && !c.retenciones.length) return undefined;
+  const kids: XmlElement[] = [];
+  if (c.retenciones.length) kids.push(el('cfdi:Retenciones', {}, c.retenciones.map((r) => el('cfdi:Retencion', { Impuesto: r.impuesto, Importe: pesos(r.importeMinor) }))));
+  if (c.traslados.length) kids.push(el('cfdi:Traslados', {}, c.traslados.map((t) => el('cfdi:Traslado', trasladoAttrs(t)))));
+  const anyTasa = c.traslados.some((t) => t.tipoFactor === 'Tasa');
+  return el('cfdi:Impuestos', { TotalImpuestosRetenidos: c.retenciones.length ? pesos(c.totalRetencionesMinor) : undefined, TotalImpuestosTrasladados: anyTasa ? pesos(c.totalTrasladosMinor) : undefined }, kids);
 }
 
 export interface Construido {
@@ -160,7 +179,20 @@ export interface Construido {
   subtotalMinor: number;
   ivaMinor: number;
   totalMinor: number;
+  /** The document's taxes, for the row, its payment complements, credit notes and the books. */
+  impuestos: ResumenImpuestos & { retencionesMinor: number; ivaRetenidoMinor: number; isrRetenidoMinor: number };
 }
+
+const resumenDe = (c: CalculoCfdi): Construido['impuestos'] => ({
+  traslados: c.traslados,
+  retencionesDetalle: c.retencionesDetalle,
+  totalMinor: c.totalMinor,
+  subtotalMinor: c.subtotalMinor,
+  descuentoMinor: c.descuentoMinor,
+  retencionesMinor: c.totalRetencionesMinor,
+  ivaRetenidoMinor: c.retenciones.find((r) => r.impuesto === '002')?.importeMinor ?? 0,
+  isrRetenidoMinor: c.retenciones.find((r) => r.impuesto === '001')?.importeMinor ?? 0,
+});
 
 /**
  * Ingreso (I). A receptor XAXX010101000 "PUBLICO EN GENERAL" makes it a global invoice of one day
@@ -169,27 +201,28 @@ export interface Construido {
  */
 export function construirIngreso(input: IngresoInput): Construido {
   if (!input.conceptos.length) throw new Error('an ingreso needs at least one concept');
-  for (const c of input.conceptos) if (!Number.isSafeInteger(c.importeMinor) || c.importeMinor < 1) throw new Error(`concept importe must be a positive integer of cents: ${c.importeMinor}`);
-  const d = desglosar(input.conceptos.map((c) => c.importeMinor));
+  for (const c of input.conceptos) if (c.importeMinor !== undefined && (!Number.isSafeInteger(c.importeMinor) || c.importeMinor < 1)) throw new Error(`concept importe must be a positive integer of cents: ${c.importeMinor}`);
   const global = esGlobal(input.receptor);
   const conceptos = input.conceptos.map((c) => (global ? { ...c, claveProdServ: '01010101', claveUnidad: 'ACT' } : c));
+  const d = calcular(conceptos);
   const ppd = input.metodoPago === 'PPD';
   const root = raiz('I', input, {
     FormaPago: ppd ? '99' : input.formaPago,
     NoCertificado: '',
-    SubTotal: pesos(d.baseMinor),
+    SubTotal: pesos(d.subtotalMinor),
+    Descuento: d.descuentoMinor ? pesos(d.descuentoMinor) : undefined,
     Moneda: 'MXN',
     Total: pesos(d.totalMinor),
   });
   ordenar(root, input.metodoPago);
   const local = fechaLocal(input.fecha);
   if (global) root.children.push(el('cfdi:InformacionGlobal', { Periodicidad: '01', Meses: local.slice(5, 7), Año: local.slice(0, 4) }));
+  if (input.relacionados?.uuids.length) root.children.push(el('cfdi:CfdiRelacionados', { TipoRelacion: input.relacionados.tipoRelacion }, input.relacionados.uuids.map((u) => el('cfdi:CfdiRelacionado', { UUID: u }))));
   root.children.push(emisorEl(input.emisor), receptorEl(input.receptor, input.lugarExpedicion));
-  root.children.push(conceptosConIva(d.lineas.map((l, i) => ({ conc: conceptos[i]!, baseMinor: l.baseMinor, ivaMinor: l.ivaMinor }))));
-  root.children.push(
-    el('cfdi:Impuestos', { TotalImpuestosTrasladados: pesos(d.ivaMinor) }, [el('cfdi:Traslados', {}, [trasladoEl('cfdi:Traslado', d.baseMinor, d.ivaMinor)])]),
-  );
-  return { doc: root, subtotalMinor: d.baseMinor, ivaMinor: d.ivaMinor, totalMinor: d.totalMinor };
+  root.children.push(conceptosEl(d.lineas));
+  const imp = impuestosEl(d);
+  if (imp) root.children.push(imp);
+  return { doc: root, subtotalMinor: d.subtotalMinor - d.descuentoMinor, ivaMinor: d.ivaMinor, totalMinor: d.totalMinor, impuestos: resumenDe(d) };
 }
 
 /**
@@ -199,16 +232,47 @@ export function construirIngreso(input: IngresoInput): Construido {
  */
 export function construirEgreso(input: EgresoInput): Construido {
   if (!input.relacionados.length) throw new Error('a credit note relates at least one CFDI');
-  const d = desglosar([input.totalMinor]);
-  const root = raiz('E', input, { FormaPago: input.formaPago, NoCertificado: '', SubTotal: pesos(d.baseMinor), Moneda: 'MXN', Total: pesos(d.totalMinor) });
+  const lineas = lineasDeNota(input.totalMinor, input.descripcion, input.impuestos);
+  const d = calcular(lineas);
+  const root = raiz('E', input, { FormaPago: input.formaPago, NoCertificado: '', SubTotal: pesos(d.subtotalMinor), Moneda: 'MXN', Total: pesos(d.totalMinor) });
   ordenar(root, 'PUE');
   const uso = USOS.G02!.regimenes.includes(input.receptor.regimenFiscal) ? 'G02' : 'S01';
   root.children.push(el('cfdi:CfdiRelacionados', { TipoRelacion: '01' }, input.relacionados.map((u) => el('cfdi:CfdiRelacionado', { UUID: u }))));
   root.children.push(emisorEl(input.emisor), receptorEl(input.receptor, input.lugarExpedicion, uso));
-  root.children.push(conceptosConIva([{ conc: { descripcion: input.descripcion, importeMinor: input.totalMinor, claveProdServ: CLAVE_PROD_SERV_NOTA_CREDITO, claveUnidad: 'ACT' }, baseMinor: d.baseMinor, ivaMinor: d.ivaMinor }]));
-  root.children.push(el('cfdi:Impuestos', { TotalImpuestosTrasladados: pesos(d.ivaMinor) }, [el('cfdi:Traslados', {}, [trasladoEl('cfdi:Traslado', d.baseMinor, d.ivaMinor)])]));
-  return { doc: root, subtotalMinor: d.baseMinor, ivaMinor: d.ivaMinor, totalMinor: d.totalMinor };
+  root.children.push(conceptosEl(d.lineas));
+  const imp = impuestosEl(d);
+  if (imp) root.children.push(imp);
+  return { doc: root, subtotalMinor: d.subtotalMinor, ivaMinor: d.ivaMinor, totalMinor: d.totalMinor, impuestos: resumenDe(d) };
 }
+
+/**
+ * A credit note's concepts: one per tax group of the invoice, each the share of the note's total in
+ * proportion to the group's share of the invoice (the last group takes the remainder), with the
+ * group's IVA inside and the invoice's retention rates (retentions are assumed to apply to every
+ * taxed concept, as they do for services). Without the invoice's taxes: IVA 16 % inside.
+ */
+function lineasDeNota(totalMinor: number, descripcion: string, imp?: ResumenImpuestos): ConceptoFiscal[] {
+  const base = { descripcion, claveProdServ: CLAVE_PROD_SERV_NOTA_CREDITO, claveUnidad: 'ACT' };
+  const groups = imp?.traslados.length ? imp.traslados : resumen16(1, 1, 0).traslados;
+  const retIsr = imp?.retencionesDetalle.find((r) => r.impuesto === '001')?.tasa;
+  const retIva = imp?.retencionesDetalle.find((r) => r.impuesto === '002')?.tasa;
+  if (groups.length === 1 && !retIsr && !retIva) {
+    const g = groups[0]!;
+    return [{ ...base, importeMinor: totalMinor, iva: ivaDe(g) }];
+  }
+  // Shares by each group's amount with its IVA (before retentions).
+  const weight = groups.map((g) => g.baseMinor + (g.importeMinor ?? 0));
+  const sum = weight.reduce((s, w) => s + w, 0);
+  let left = totalMinor;
+  return groups.map((g, i) => {
+    const share = i === groups.length - 1 ? left : Math.round((totalMinor * weight[i]!) / sum);
+    left -= share;
+    const iva = ivaDe(g);
+    const taxedIva = iva !== 'exento' && iva !== '0';
+    return { ...base, importeMinor: Math.max(1, share), iva, ...(retIsr ? { retencionIsr: retIsr } : {}), ...(retIva && taxedIva ? { retencionIva: retIva } : {}) };
+  });
+}
+const ivaDe = (t: TrasladoCalc) => (t.tipoFactor === 'Exento' ? 'exento' : t.tasa === '0.160000' ? '16' : t.tasa === '0.080000' ? '8' : '0') as ConceptoFiscal['iva'];
 
 /**
  * Pago (P) with the Pagos 2.0 complement for one payment of one PPD invoice: SubTotal 0, Moneda XXX,
@@ -222,14 +286,41 @@ export function construirPago(input: PagoInput): Construido & { saldoInsolutoMin
   if (!Number.isSafeInteger(input.montoMinor) || input.montoMinor < 1) throw new Error('payment amount must be a positive integer of cents');
   if (input.montoMinor > docto.saldoAnteriorMinor) throw new Error(`payment ${input.montoMinor} exceeds the balance ${docto.saldoAnteriorMinor}`);
   const saldoInsoluto = docto.saldoAnteriorMinor - input.montoMinor;
-  const baseDR = baseDeTotal(input.montoMinor);
-  const ivaDR = input.montoMinor - baseDR;
+  // The paid document's taxes in proportion to the payment (default: IVA 16 % inside the amount,
+  // which is the historical BaseDR = round(monto / 1.16), ImporteDR = monto − BaseDR).
+  const share = docto.impuestos ? proporcion(docto.impuestos, input.montoMinor) : undefined;
+  const traslados: TrasladoCalc[] = share?.traslados ?? (() => {
+    const d = calcular([{ descripcion: 'x', importeMinor: input.montoMinor }]);
+    return d.traslados;
+  })();
+  const retenciones: RetencionCalc[] = share?.retenciones ?? [];
   const root = raiz('P', input, { NoCertificado: '', SubTotal: '0', Moneda: 'XXX', Total: '0' }, true);
   root.children.push(emisorEl(input.emisor), receptorEl(input.receptor, input.lugarExpedicion, 'CP01'));
   root.children.push(el('cfdi:Conceptos', {}, [el('cfdi:Concepto', { ...CONCEPTO_PAGO })]));
-  const traslado = (p: string) => ({ [`Base${p}`]: pesos(baseDR), [`Impuesto${p}`]: '002', [`TipoFactor${p}`]: 'Tasa', [`TasaOCuota${p}`]: TASA_IVA_16, [`Importe${p}`]: pesos(ivaDR) });
+  const impDR: XmlElement[] = [];
+  if (retenciones.length) impDR.push(el('pago20:RetencionesDR', {}, retenciones.map((r) => el('pago20:RetencionDR', retencionAttrs(r, 'DR')))));
+  if (traslados.length) impDR.push(el('pago20:TrasladosDR', {}, traslados.map((t) => el('pago20:TrasladoDR', trasladoAttrs(t, 'DR')))));
+  const impP: XmlElement[] = [];
+  const retP = new Map<string, number>();
+  for (const r of retenciones) retP.set(r.impuesto, (retP.get(r.impuesto) ?? 0) + r.importeMinor);
+  if (retP.size) impP.push(el('pago20:RetencionesP', {}, [...retP.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([imp, importe]) => el('pago20:RetencionP', { ImpuestoP: imp, ImporteP: pesos(importe) }))));
+  if (traslados.length) impP.push(el('pago20:TrasladosP', {}, traslados.map((t) => el('pago20:TrasladoP', trasladoAttrs(t, 'P')))));
+  const tot: Record<string, string> = {};
+  if (retP.has('002')) tot.TotalRetencionesIVA = pesos(retP.get('002')!);
+  if (retP.has('001')) tot.TotalRetencionesISR = pesos(retP.get('001')!);
+  for (const t of traslados) {
+    const k = t.tipoFactor === 'Exento' ? 'IVAExento' : t.tasa === '0.160000' ? 'IVA16' : t.tasa === '0.080000' ? 'IVA8' : 'IVA0';
+    if (k === 'IVAExento') tot.TotalTrasladosBaseIVAExento = pesos(t.baseMinor);
+    else {
+      tot[`TotalTrasladosBase${k}`] = pesos(t.baseMinor);
+      tot[`TotalTrasladosImpuesto${k}`] = pesos(t.importeMinor!);
+    }
+  }
+  // Attribute order of pago20:Totales in Pagos20.xsd (the cadena follows the XSLT, not this order).
+  const ORDER = ['TotalRetencionesIVA', 'TotalRetencionesISR', 'TotalRetencionesIEPS', 'TotalTrasladosBaseIVA16', 'TotalTrasladosImpuestoIVA16', 'TotalTrasladosBaseIVA8', 'TotalTrasladosImpuestoIVA8', 'TotalTrasladosBaseIVA0', 'TotalTrasladosImpuestoIVA0', 'TotalTrasladosBaseIVAExento'];
+  const totales = Object.fromEntries(ORDER.filter((k) => tot[k]).map((k) => [k, tot[k]!]));
   const pagos = el('pago20:Pagos', { Version: '2.0' }, [
-    el('pago20:Totales', { TotalTrasladosBaseIVA16: pesos(baseDR), TotalTrasladosImpuestoIVA16: pesos(ivaDR), MontoTotalPagos: pesos(input.montoMinor) }),
+    el('pago20:Totales', { ...totales, MontoTotalPagos: pesos(input.montoMinor) }),
     el(
       'pago20:Pago',
       { FechaPago: fechaLocal(input.fechaPago), FormaDePagoP: input.formaDePagoP, MonedaP: 'MXN', TipoCambioP: '1', Monto: pesos(input.montoMinor), NumOperacion: input.numOperacion },
@@ -246,16 +337,27 @@ export function construirPago(input: PagoInput): Construido & { saldoInsolutoMin
             ImpSaldoAnt: pesos(docto.saldoAnteriorMinor),
             ImpPagado: pesos(input.montoMinor),
             ImpSaldoInsoluto: pesos(saldoInsoluto),
-            ObjetoImpDR: '02',
+            ObjetoImpDR: impDR.length ? '02' : '01',
           },
-          [el('pago20:ImpuestosDR', {}, [el('pago20:TrasladosDR', {}, [el('pago20:TrasladoDR', traslado('DR'))])])],
+          impDR.length ? [el('pago20:ImpuestosDR', {}, impDR)] : [],
         ),
-        el('pago20:ImpuestosP', {}, [el('pago20:TrasladosP', {}, [el('pago20:TrasladoP', traslado('P'))])]),
+        ...(impP.length ? [el('pago20:ImpuestosP', {}, impP)] : []),
       ],
     ),
   ]);
   root.children.push(el('cfdi:Complemento', {}, [pagos]));
-  return { doc: root, subtotalMinor: 0, ivaMinor: ivaDR, totalMinor: 0, saldoInsolutoMinor: saldoInsoluto };
+  const iva = traslados.reduce((s, t) => s + (t.importeMinor ?? 0), 0);
+  const base = traslados.reduce((s, t) => s + t.baseMinor, 0);
+  const ivaRet = retP.get('002') ?? 0;
+  const isrRet = retP.get('001') ?? 0;
+  return {
+    doc: root,
+    subtotalMinor: 0,
+    ivaMinor: iva,
+    totalMinor: 0,
+    saldoInsolutoMinor: saldoInsoluto,
+    impuestos: { traslados, retencionesDetalle: retenciones, totalMinor: input.montoMinor, subtotalMinor: base, descuentoMinor: 0, retencionesMinor: ivaRet + isrRet, ivaRetenidoMinor: ivaRet, isrRetenidoMinor: isrRet },
+  };
 }
 
 export interface Sellado {

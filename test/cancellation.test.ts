@@ -1,0 +1,132 @@
+// Issue 27, defect 1: cancellation as SAT orders it. Live related documents (REPs, credit notes)
+// block an invoice's cancellation and can be cancelled themselves; motivo 01 issues the replacement
+// first (CfdiRelacionados 04) and validates folio_sustitucion; motivo 04 only for a global invoice; the
+// request's X509SerialNumber is the certificate's decimal serial; cancel_pending is followed.
+import t from 'tap';
+import { X509Certificate } from 'node:crypto';
+import { startTestApp, type TestApp, until } from './helpers/app.js';
+import { xsdValidate } from './helpers/sat.js';
+import { firmarCancelacion } from '../formats/cfdi/cancelacion.js';
+import { testCsd } from '../connectors/pac/test-csd.js';
+import { NS, attr, kid, kids, parseXml } from '../formats/cfdi/xml.js';
+
+let a: TestApp;
+let ten: Awaited<ReturnType<TestApp['newTenant']>>;
+const idem = () => ({ 'idempotency-key': crypto.randomUUID() });
+const receptor = { rfc: 'EKU9003173C9', nombre: 'Escuela Kemper Urgate', uso_cfdi: 'G03', regimen_fiscal: '601', cp: '26015' };
+const publico = { rfc: 'XAXX010101000', nombre: 'PUBLICO EN GENERAL', uso_cfdi: 'S01', regimen_fiscal: '616', cp: '06600' };
+const profile = { rfc: 'AAA010101AAA', nombre: 'ACCEM SERVICIOS EMPRESARIALES SC', regimen_fiscal: '601', cp: '06600', serie: 'F', pac_provider: 'sim' };
+const post = (path: string, body: unknown, key = ten.testKey) => a.call('POST', path, { key, body, headers: idem() });
+const get = (path: string, key = ten.testKey) => a.call('GET', path, { key });
+
+async function charge(amount: number, key = ten.testKey) {
+  const pi = await post('/v1/payment_intents', { amount_minor: amount, currency: 'MXN' }, key);
+  await post(`/v1/payment_intents/${pi.body.id}/confirm`, { payment_token: 'tok_sim_ok', payment_method: 'card' }, key);
+  return (await until(() => get(`/v1/payment_intents/${pi.body.id}`, key), (r) => ['succeeded', 'failed'].includes(r.body.status))).body;
+}
+
+t.before(async () => {
+  a = await startTestApp({ ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });
+  ten = await a.newTenant('Cancelaciones');
+  const r = await a.call('PUT', '/v1/fiscal_profile', { key: ten.testKey, body: profile });
+  if (r.status !== 200) throw new Error(r.text);
+});
+t.teardown(() => a.stop());
+
+t.test('a PPD with two live REPs: refused naming them; REPs cancelled from the last; then the invoice', async (t) => {
+  const inv = await post('/v1/invoices/ppd', { total_minor: 30000, receptor });
+  const r1 = await post(`/v1/invoices/${inv.body.id}/payments`, { payment_intent_id: (await charge(10000)).id });
+  const r2 = await post(`/v1/invoices/${inv.body.id}/payments`, { payment_intent_id: (await charge(10000)).id });
+  const no = await post(`/v1/invoices/${inv.body.id}/cancel`, { motivo: '02' });
+  t.equal(no.body.error?.code, 'invoice.related_documents_live', no.text);
+  t.match(no.body.error.message, r1.body.id);
+  t.match(no.body.error.message, r2.body.id);
+  t.equal((await post(`/v1/invoices/${r1.body.id}/cancel`, { motivo: '02' })).body.error?.code, 'invoice.related_documents_live', 'not the last of the chain');
+  t.equal((await post(`/v1/invoices/${r2.body.id}/cancel`, { motivo: '01', folio_sustitucion: crypto.randomUUID() })).body.error?.code, 'invoice.motivo_not_applicable');
+  const c2 = await post(`/v1/invoices/${r2.body.id}/cancel`, { motivo: '02' });
+  t.equal(c2.status, 200, c2.text);
+  t.match(c2.body, { object: 'invoice_cancellation', document_kind: 'payment', document_id: r2.body.id, uuid_fiscal: r2.body.rep_uuid, status: 'cancelled', invoice_id: inv.body.id });
+  t.match((await get(`/v1/invoices/${inv.body.id}`)).body, { saldo_insoluto_minor: 20000, parcialidades: 1 }, 'amount and place back');
+  t.equal((await post(`/v1/invoices/${r1.body.id}/cancel`, { motivo: '02' })).status, 200);
+  const listed = (await get('/v1/invoices?kind=payment&status=cancelled')).body.data.map((d: any) => d.id);
+  t.ok(listed.includes(r1.body.id) && listed.includes(r2.body.id), 'cancelled REPs stay listed, marked');
+  const ok = await post(`/v1/invoices/${inv.body.id}/cancel`, { motivo: '02' });
+  t.equal(ok.status, 200, ok.text);
+  t.equal(ok.body.status, 'cancelled');
+});
+
+t.test('a PUE with a live credit note: refused; the credit note is cancelled first', async (t) => {
+  const inv = await post('/v1/invoices', { payment_intent_id: (await charge(11600)).id, receptor });
+  const nc = await post(`/v1/invoices/${inv.body.id}/credit-notes`, { total_minor: 1160 });
+  const no = await post(`/v1/invoices/${inv.body.id}/cancel`, { motivo: '02' });
+  t.equal(no.body.error?.code, 'invoice.related_documents_live');
+  t.match(no.body.error.message, nc.body.id);
+  const cn = await post(`/v1/invoices/${nc.body.id}/cancel`, { motivo: '02' });
+  t.equal(cn.status, 200, cn.text);
+  t.match(cn.body, { document_kind: 'credit_note', document_id: nc.body.id });
+  t.equal((await get(`/v1/invoices/${inv.body.id}`)).body.credited_minor, 0);
+  t.equal((await post(`/v1/invoices/${inv.body.id}/cancel`, { motivo: '03' })).status, 200);
+});
+
+t.test('motivo 01: the replacement first (CfdiRelacionados 04), folio_sustitucion validated', async (t) => {
+  const pi = await charge(11600);
+  const old = await post('/v1/invoices', { payment_intent_id: pi.id, receptor });
+  t.equal((await post('/v1/invoices', { payment_intent_id: pi.id, receptor })).body.error?.code, 'invoice.already_exists', 'no second invoice without replaces');
+  t.equal((await post('/v1/invoices', { payment_intent_id: pi.id, receptor: { ...receptor, rfc: 'XIQB891116QE4', regimen_fiscal: '612' }, replaces: old.body.id })).body.error?.code, 'invoice.invalid_replacement', 'another receptor');
+  const rep = await post('/v1/invoices', { payment_intent_id: pi.id, receptor, replaces: old.body.id });
+  t.equal(rep.status, 201, rep.text);
+  t.equal(rep.body.replaces_invoice_id, old.body.id);
+  const xml = (await get(`/v1/invoices/${rep.body.id}/xml`)).text;
+  t.ok(xsdValidate(xml).ok, 'the replacement is valid for SAT');
+  const rel = kid(parseXml(xml), NS.cfdi, 'CfdiRelacionados')!;
+  t.equal(attr(rel, 'TipoRelacion'), '04');
+  t.equal(attr(kids(rel, NS.cfdi, 'CfdiRelacionado')[0]!, 'UUID'), old.body.uuid_fiscal);
+  t.equal((await post('/v1/invoices', { payment_intent_id: pi.id, receptor, replaces: old.body.id })).body.error?.code, 'invoice.invalid_replacement', 'one live replacement');
+  // folio_sustitucion: a random UUID, another tenant's, an unrelated one of this tenant: refused
+  t.equal((await post(`/v1/invoices/${old.body.id}/cancel`, { motivo: '01', folio_sustitucion: crypto.randomUUID() })).body.error?.code, 'invoice.invalid_folio_sustitucion');
+  const other = await a.newTenant('otro');
+  await a.call('PUT', '/v1/fiscal_profile', { key: other.testKey, body: profile });
+  const foreign = await post('/v1/invoices/ppd', { total_minor: 11600, receptor }, other.testKey);
+  t.equal((await post(`/v1/invoices/${old.body.id}/cancel`, { motivo: '01', folio_sustitucion: foreign.body.uuid_fiscal })).body.error?.code, 'invoice.invalid_folio_sustitucion', 'another tenant\'s UUID');
+  const unrelated = await post('/v1/invoices/ppd', { total_minor: 11600, receptor });
+  t.equal((await post(`/v1/invoices/${old.body.id}/cancel`, { motivo: '01', folio_sustitucion: unrelated.body.uuid_fiscal })).body.error?.code, 'invoice.invalid_folio_sustitucion', 'not related with 04');
+  const c = await post(`/v1/invoices/${old.body.id}/cancel`, { motivo: '01', folio_sustitucion: rep.body.uuid_fiscal });
+  t.equal(c.status, 200, c.text);
+  t.match(c.body, { status: 'cancelled', folio_sustitucion: rep.body.uuid_fiscal });
+  t.equal((await get(`/v1/invoices/${rep.body.id}`)).body.status, 'stamped', 'the replacement stays live');
+});
+
+t.test('motivo 04 only for a global invoice', async (t) => {
+  const nom = await post('/v1/invoices', { payment_intent_id: (await charge(5800)).id, receptor });
+  t.equal((await post(`/v1/invoices/${nom.body.id}/cancel`, { motivo: '04' })).body.error?.code, 'invoice.motivo_not_applicable');
+  const glob = await post('/v1/invoices', { payment_intent_id: (await charge(5800)).id, receptor: publico });
+  t.equal((await post(`/v1/invoices/${glob.body.id}/cancel`, { motivo: '04' })).status, 200);
+});
+
+t.test('the cancellation request carries the decimal X509SerialNumber', async (t) => {
+  const csd = testCsd(false);
+  const signed = firmarCancelacion({ rfcEmisor: 'AAA010101AAA', fecha: '2026-11-27T12:00:00', folios: [{ uuid: crypto.randomUUID(), motivo: '02' }] }, csd);
+  const serial = /<X509SerialNumber>([^<]+)<\/X509SerialNumber>/.exec(signed)![1]!;
+  const cert = new X509Certificate(Buffer.from(csd.certificado, 'base64'));
+  t.equal(serial, BigInt(`0x${cert.serialNumber}`).toString(10), 'the serial as a decimal integer');
+  t.not(serial, csd.noCertificado, 'not the ASCII certificate number');
+});
+
+t.test('cancel_pending is followed until SAT\'s final answer', async (t) => {
+  const big = await post('/v1/invoices/ppd', { total_minor: 250000, receptor });
+  const refused = await post('/v1/invoices/ppd', { total_minor: 250000, receptor: { ...receptor, nombre: 'RECHAZA CANCELACION' } });
+  t.equal(refused.status, 201, refused.text);
+  const adv = await a.call('POST', '/v1/test/clock/advance', { key: ten.testKey, body: { seconds: 3 * 24 * 3600 } });
+  t.equal(adv.status, 200, adv.text);
+  const c = await post(`/v1/invoices/${big.body.id}/cancel`, { motivo: '02' });
+  t.equal(c.body.status, 'pending', 'an ingreso over $1,000 past its first day waits for the receptor');
+  t.equal((await get(`/v1/invoices/${big.body.id}`)).body.status, 'cancel_pending');
+  const done = await until(() => get(`/v1/invoices/${big.body.id}`), (r) => r.body.status !== 'cancel_pending', 20_000);
+  t.equal(done.body.status, 'cancelled', 'the receptor accepted: cancelled without a new request');
+  const c2 = await post(`/v1/invoices/${refused.body.id}/cancel`, { motivo: '02' });
+  t.equal(c2.body.status, 'pending');
+  const back = await until(() => get(`/v1/invoices/${refused.body.id}`), (r) => r.body.status !== 'cancel_pending', 20_000);
+  t.equal(back.body.status, 'stamped', 'the receptor refused: live again');
+  const [row] = await a.app.deps.sql`select status from invoice_cancellations where invoice_id = ${refused.body.id}`;
+  t.equal(row!.status, 'rejected');
+});
