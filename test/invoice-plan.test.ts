@@ -78,8 +78,11 @@ t.test('credit notes: the share of the total, the refusal past it, the answer', 
   t.same(p.set, { credited_minor: 10000, updated_at: at });
   t.ok(refused(() => planInvoiceStep(st, { kind: 'reserve_credit', note: { ...note, totalMinor: 3001 } }, env), 'invoice.credit_note_exceeds_total'));
   const pend = { id: 'n1', invoice_id: base.id, total_minor: 3000, base_minor: 2586, iva_minor: 414, status: 'pending', livemode: false, created_at: at, updated_at: at };
-  const back = planInvoiceStep(h({ status: 'stamped', credited_minor: 10000 }, { pendingNotes: [pend] }), { kind: 'credit', noteId: 'n1', answer: { kind: 'not_stamped' } }, env);
+  const back = planInvoiceStep(h({ status: 'stamped', metodo_pago: 'PUE', credited_minor: 10000 }, { pendingNotes: [pend] }), { kind: 'credit', noteId: 'n1', answer: { kind: 'not_stamped' } }, env);
   t.same(back.set, { credited_minor: 7000, updated_at: at }, 'a note that never stamped gives its share back');
+  // On a PPD invoice the note also took its amount off the saldo (issue 27, defect 6): given back too.
+  const ppd = planInvoiceStep(h({ status: 'stamped', credited_minor: 3000, saldo_insoluto_minor: 7000 }, { pendingNotes: [pend] }), { kind: 'credit', noteId: 'n1', answer: { kind: 'not_stamped' } }, env);
+  t.same(ppd.set, { credited_minor: 0, saldo_insoluto_minor: 10000, updated_at: at }, 'a PPD note that never stamped gives its share of the saldo back');
 });
 
 t.test('cancel: stamped → cancelled (invoice.cancelled) or cancel_pending; only a stamped invoice', async (t) => {
