@@ -263,10 +263,10 @@ export class Invoices {
    * as it was) asks for the same one and SAT answers its state (Finkok 202 "previamente cancelado");
    * nothing can be cancelled twice. A refusal is the spec's `invoice.cancel_rejected`.
    */
-  private cancelCall<R>(ctx: Ctx, p: Principal, uuid: string, body: CancelBody, record: (out: Exclude<CancelOutcome, { kind: 'rejected' }>) => Promise<R>): OutboundCall<HydratedInvoice, CancelOutcome, R> {
+  private cancelCall<R>(ctx: Ctx, p: Principal, uuid: string, xml: string | undefined, body: CancelBody, record: (out: Exclude<CancelOutcome, { kind: 'rejected' }>) => Promise<R>): OutboundCall<HydratedInvoice, CancelOutcome, R> {
     const req = {
       uuid, rfcEmisor: ctx.issuer.rfc, motivo: body.motivo as CancelRequest['motivo'], folioSustitucion: body.folio_sustitucion,
-      livemode: p.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, csd: ctx.issuer.csd!, now: ctx.now,
+      livemode: p.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, csd: ctx.issuer.csd!, now: ctx.now, xml,
     };
     return {
       connector: ctx.pac.key,
@@ -667,7 +667,7 @@ export class Invoices {
       if (h.row.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${h.row.status}".`);
       await this.refuseWithLiveRelated(h.row);
       if (body.motivo === '01') await this.checkFolioSustitucion(p, h.row, body.folio_sustitucion!);
-      return this.pacSettle<Row>(this.cancelCall(ctx, p, h.row.uuid_fiscal!, body, (out) =>
+      return this.pacSettle<Row>(this.cancelCall(ctx, p, h.row.uuid_fiscal!, h.row.xml ?? undefined, body, (out) =>
         this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, invoiceId, {
           kind: 'cancel', cancellationId: randomUUID(), outcome: out.kind, motivo: body.motivo, folioSustitucion: body.folio_sustitucion, acuse: out.acuse,
         }, { waitMs: 0, known: h, idem })), h, (e) => `${e.message}. Invoice ${invoiceId} stays stamped; retry the cancellation (SAT keys it by the UUID: a repeat asks for the same one).`);
@@ -720,7 +720,7 @@ export class Invoices {
       }
       const uuid = kind === 'payment' ? cur!.rep_uuid : cur!.uuid_fiscal;
       const what = kind === 'payment' ? 'payment complement' : 'credit note';
-      return this.pacSettle<Row>(this.cancelCall(ctx, p, uuid, { motivo: body.motivo }, (out) => {
+      return this.pacSettle<Row>(this.cancelCall(ctx, p, uuid, cur!.xml ?? undefined, { motivo: body.motivo }, (out) => {
         if (out.kind === 'pending') throw new ApiError('invoice.cancel_rejected', `SAT asks the receptor to accept the cancellation of ${what} ${id}; Orquesta follows only invoices' pending cancellations: retry once the receptor accepted.`);
         return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, d.invoice_id, {
           kind: 'cancel_document', document: kind, documentId: id, cancellationId: randomUUID(), motivo: body.motivo, acuse: out.acuse,
@@ -742,7 +742,7 @@ export class Invoices {
       const pac = ctx.pac;
       if (!pac.cancelStatus) return; // a PAC without the query: the next cancellation request asks again
       const total = attr(parseXml(h.row.xml!), 'Total') ?? (Number(h.row.total_minor) / 100).toFixed(2);
-      const req = { uuid: h.row.uuid_fiscal!, rfcEmisor: ctx.issuer.rfc, rfcReceptor: h.row.receptor.rfc, total, livemode: h.row.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword } };
+      const req = { uuid: h.row.uuid_fiscal!, rfcEmisor: ctx.issuer.rfc, rfcReceptor: h.row.receptor.rfc, total, livemode: h.row.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, xml: h.row.xml! };
       const call: OutboundCall<HydratedInvoice, CancelStatus, void> = {
         connector: pac.key,
         op: 'cancel',

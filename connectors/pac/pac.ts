@@ -60,6 +60,12 @@ export interface CancelRequest {
   /** The issuer's CSD: SAT's cancellation request is signed by the issuer. */
   csd: { certificado: string; privateKey: KeyObject; noCertificado: string };
   now: Date;
+  /**
+   * The stamped CFDI being cancelled. A real PAC needs only the UUID (SAT holds the document) and
+   * ignores it; the sim reads from it what SAT knows of the document (TipoDeComprobante, Total,
+   * global or not, FechaTimbrado, the receptor), so its answer does not depend on which process stamped.
+   */
+  xml?: string;
 }
 
 export type CancelOutcome =
@@ -97,6 +103,8 @@ export interface CancelStatusRequest {
   total: string;
   livemode: boolean;
   credentials: PacCredentials;
+  /** The stamped CFDI (as in CancelRequest.xml: ignored by a real PAC, read by the sim). */
+  xml?: string;
 }
 
 export type CancelStatus =

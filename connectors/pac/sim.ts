@@ -10,9 +10,13 @@
 // | `PAC BAD RESPONSE`| OutcomeUnknown bad_response (as an unreadable answer)                 | `invoice.pac_bad_response`|
 // | `PAC NO UUID`     | OutcomeUnknown no_uuid (as an answer without UUID)                    | `invoice.pac_no_uuid`     |
 //
-// Cancellation: motivo 01..04 are accepted and cancelled at once ("Cancelado sin aceptación");
-// motivo 01 without FolioSustitucion is rejected `SIM-207`; a sim built with `trustAllUuids: false`
-// (the conformance suite) rejects a UUID it never stamped with `SIM-205` (UUID no existe).
+// Cancellation: motivo 01..04 are accepted; motivo 01 without FolioSustitucion is rejected `SIM-207`;
+// a sim built with `trustAllUuids: false` (the conformance suite) rejects a UUID it never stamped
+// with `SIM-205` (UUID no existe). An ingreso over $1,000.00 that is not global, cancelled after the
+// day following its stamp, waits for the receptor (`pending`, SAT's "En proceso"); otherwise it is
+// cancelled at once ("Cancelado sin aceptación"). `cancelStatus` answers the receptor's decision: it
+// accepts (`Cancelado`) unless named `RECHAZA CANCELACION` (`Vigente`, "Solicitud rechazada"). Both
+// read the document from the request (`xml`), so every process answers the same.
 //
 // What a real PAC refuses (SAT's Anexo 20 rules and the PAC's own checks; Finkok's codes, see
 // docs/invoices.md "What the sim PAC refuses"), the sim refuses too, before stamping:
@@ -93,6 +97,27 @@ export function simChecks(doc: ReturnType<typeof parseXml>): { code: string; mes
   return undefined;
 }
 
+type SimFacts = { tipo: string; totalMinor: number; global: boolean; stampedAt: number; receptorNombre: string };
+
+/** What SAT knows of a stamped CFDI, read from the document itself (undefined when unreadable). */
+function factsOf(xml: string): SimFacts | undefined {
+  try {
+    const doc = parseXml(xml);
+    const tfd = buscarTimbre(doc);
+    const fecha = tfd ? attr(tfd, 'FechaTimbrado') : undefined;
+    return {
+      tipo: attr(doc, 'TipoDeComprobante') ?? '',
+      totalMinor: Math.round(Number(attr(doc, 'Total') ?? '0') * 100),
+      global: !!kid(doc, NS.cfdi, 'InformacionGlobal'),
+      // FechaTimbrado is Mexico City's local time without offset (UTC-6 since 2022: no DST).
+      stampedAt: fecha ? Date.parse(`${fecha}-06:00`) : NaN,
+      receptorNombre: attr(kid(doc, NS.cfdi, 'Receptor') ?? doc, 'Nombre') ?? '',
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 export class SimPac implements Pac {
   readonly key = 'sim';
   readonly live = false;
@@ -101,9 +126,7 @@ export class SimPac implements Pac {
   /** The book: sha-256 of the sealed bytes → the stamp given (bounded; the oldest go first). */
   private readonly book = new Map<string, Stamped>();
   /** What a cancellation needs to know of a stamped UUID: TipoDeComprobante, Total, global or not, when. */
-  private readonly facts = new Map<string, { tipo: string; totalMinor: number; global: boolean; stampedAt: number; receptorNombre: string }>();
-  /** UUIDs whose cancellation waits for the receptor. */
-  private readonly awaiting = new Set<string>();
+  private readonly facts = new Map<string, SimFacts>();
 
   constructor(private readonly opts: { trustAllUuids?: boolean } = { trustAllUuids: true }) {}
 
@@ -167,15 +190,14 @@ export class SimPac implements Pac {
   /**
    * SAT's view of a CFDI whose cancellation waited for the receptor (as Finkok's `get_sat_status`):
    * the sim's receptor accepts at the first question (`Cancelado`), unless it is named
-   * `RECHAZA CANCELACION` (`Vigente`, "Solicitud rechazada": the CFDI stays live). A UUID it holds
-   * no waiting request for (asked again, or by another process after a restart) is `Cancelado`: the
-   * sim's receptor accepts.
+   * `RECHAZA CANCELACION` (`Vigente`, "Solicitud rechazada": the CFDI stays live). The receptor is
+   * read from the document (req.xml), so any process answers the same; without it, from what this
+   * process stamped; unknown: the sim's receptor accepts.
    */
   async cancelStatus(req: CancelStatusRequest): Promise<CancelStatus> {
     const u = req.uuid.toUpperCase();
-    if (!this.awaiting.has(u)) return { kind: 'cancelled', estado: 'Cancelado' };
-    this.awaiting.delete(u);
-    if (this.facts.get(u)?.receptorNombre === 'RECHAZA CANCELACION') return { kind: 'rejected', estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada' };
+    const f = (req.xml ? factsOf(req.xml) : undefined) ?? this.facts.get(u);
+    if (f?.receptorNombre === 'RECHAZA CANCELACION') return { kind: 'rejected', estado: 'Vigente', estatusCancelacion: 'Solicitud rechazada' };
     return { kind: 'cancelled', estado: 'Cancelado' };
   }
 
@@ -187,10 +209,9 @@ export class SimPac implements Pac {
     const acuse = `<Acuse Fecha="${fechaLocal(req.now)}" RfcEmisor="${escapeAttr(req.rfcEmisor)}"><Folios><UUID>${req.uuid.toUpperCase()}</UUID><EstatusUUID>201</EstatusUUID></Folios></Acuse>`;
     // SAT asks the receptor to accept the cancellation of an ingreso over $1,000.00 that is not a
     // global invoice, once the day after its issue is over (CFF art. 29-A; RMF: cancellation without
-    // acceptance). The sim knows this only for UUIDs it stamped in this process.
-    const f = this.facts.get(req.uuid.toUpperCase());
+    // acceptance). The sim reads it from the document (req.xml), else from what it stamped itself.
+    const f = (req.xml ? factsOf(req.xml) : undefined) ?? this.facts.get(req.uuid.toUpperCase());
     if (f && f.tipo === 'I' && f.totalMinor > 100_000 && !f.global && req.now.getTime() - f.stampedAt > 24 * 3600_000) {
-      this.awaiting.add(req.uuid.toUpperCase());
       return { kind: 'pending', acuse };
     }
     return { kind: 'cancelled', acuse };
