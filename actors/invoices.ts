@@ -624,7 +624,14 @@ export class Invoices {
       const { issuer, now } = ctx;
       const folio = await this.takeFolio(issuer, 'NC');
       const formaPago = inv.metodo_pago === 'PPD' ? '15' : inv.forma_pago;
-      const built = construirEgreso({ serie: 'NC', folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(inv.receptor), formaPago, relacionados: [inv.uuid_fiscal!], totalMinor: body.total_minor, descripcion: body.motivo ?? 'Bonificación', impuestos: impuestosDe(inv) });
+      let built;
+      try {
+        built = construirEgreso({ serie: 'NC', folio, fecha: now, lugarExpedicion: issuer.cp, emisor: this.emisor(issuer), receptor: this.toReceptor(inv.receptor), formaPago, relacionados: [inv.uuid_fiscal!], totalMinor: body.total_minor, descripcion: body.motivo ?? 'Bonificación', impuestos: impuestosDe(inv) });
+      } catch (e) {
+        if (e instanceof TaxError) throw new ApiError('invoice.invalid_body', `A credit note of ${body.total_minor} cents cannot be written with the invoice's taxes: ${e.message}`);
+        throw e;
+      }
+      if (built.totalMinor !== body.total_minor) throw new Error(`credit note Total ${built.totalMinor} differs from the ${body.total_minor} asked for`);
       const sealed = await sellarComprobanteAsync(built.doc, issuer.csd!);
       const noteId = randomUUID();
       await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_credit', note: { id: noteId, totalMinor: built.totalMinor, baseMinor: built.subtotalMinor, ivaMinor: built.ivaMinor, motivo: body.motivo ?? null, serie: 'NC', folio, sealedXml: sealed.xml } }, { waitMs: 0, known: h });

@@ -121,7 +121,7 @@ export const creditNoteBody = {
   'x-error-code': 'invoice.invalid_body',
   required: ['total_minor'],
   properties: {
-    total_minor: { type: 'integer', minimum: 1, maximum: 999_999_999_999, 'x-error-code': 'invoice.invalid_body', description: 'Credit in cents, IVA 16% included.' },
+    total_minor: { type: 'integer', minimum: 1, maximum: 999_999_999_999, 'x-error-code': 'invoice.invalid_body', description: 'Credit in cents: the credit note\'s Total (what the customer is credited; a PPD invoice\'s saldo goes down by it), with the invoice\'s IVA inside (16 % for a default invoice) and, when the invoice has retenciones, net of them. It is split over the invoice\'s tax groups in proportion (docs/invoices.md).' },
     motivo: { ...str(300), description: 'Free text printed as the concept (default "Bonificación").' },
   },
 } as const;

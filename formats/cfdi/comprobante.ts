@@ -2,7 +2,7 @@
 // TipoRelacion 01) and pago (Pagos 2.0 complement). Pure: data in, element tree out; sealing with a
 // CSD is `sellarComprobante`. Every amount is integer cents (amounts.ts explains the rounding).
 import { pesos } from './amounts.js';
-import { calcular, proporcion, resumen16, type CalculoCfdi, type ConceptoFiscal, type LineaCalc, type ResumenImpuestos, type RetencionCalc, type TrasladoCalc } from './impuestos.js';
+import { calcular, lineasParaTotal, proporcion, resumen16, type CalculoCfdi, type ConceptoFiscal, type LineaCalc, type ResumenImpuestos, type RetencionCalc, type TrasladoCalc } from './impuestos.js';
 import { CLAVE_PROD_SERV_DEFAULT, CLAVE_UNIDAD_DEFAULT, CLAVE_PROD_SERV_NOTA_CREDITO, CONCEPTO_PAGO, USOS } from './catalogs.js';
 import { cadenaOriginal } from './cadena.js';
 import { sellar, sellarAsync, type Csd } from './csd.js';
@@ -249,7 +249,9 @@ export function construirEgreso(input: EgresoInput): Construido {
  * A credit note's concepts: one per tax group of the invoice, each the share of the note's total in
  * proportion to the group's share of the invoice (the last group takes the remainder), with the
  * group's IVA inside and the invoice's retention rates (retentions are assumed to apply to every
- * taxed concept, as they do for services). Without the invoice's taxes: IVA 16 % inside.
+ * taxed concept, as they do for services). The note's Total is the amount asked for, with or without
+ * retentions (it is what the customer is credited and what comes off a PPD's saldo). Without the
+ * invoice's taxes: IVA 16 % inside.
  */
 function lineasDeNota(totalMinor: number, descripcion: string, imp?: ResumenImpuestos): ConceptoFiscal[] {
   const base = { descripcion, claveProdServ: CLAVE_PROD_SERV_NOTA_CREDITO, claveUnidad: 'ACT' };
@@ -269,8 +271,12 @@ function lineasDeNota(totalMinor: number, descripcion: string, imp?: ResumenImpu
     left -= share;
     const iva = ivaDe(g);
     const taxedIva = iva !== 'exento' && iva !== '0';
-    return { ...base, importeMinor: Math.max(1, share), iva, ...(retIsr ? { retencionIsr: retIsr } : {}), ...(retIva && taxedIva ? { retencionIva: retIva } : {}) };
-  });
+    const ret = { ...(retIsr ? { retencionIsr: retIsr } : {}), ...(retIva && taxedIva ? { retencionIva: retIva } : {}) };
+    // With retentions the share is what the note credits (its Total: base + IVA − retenciones), as
+    // for the invoice it relates; the lines before taxes are found for it (lineasParaTotal).
+    if (retIsr || (retIva && taxedIva)) return lineasParaTotal(Math.max(1, share), { ...base, iva, ...ret });
+    return [{ ...base, importeMinor: Math.max(1, share), iva }];
+  }).flat();
 }
 const ivaDe = (t: TrasladoCalc) => (t.tipoFactor === 'Exento' ? 'exento' : t.tasa === '0.160000' ? '16' : t.tasa === '0.080000' ? '8' : '0') as ConceptoFiscal['iva'];
 
