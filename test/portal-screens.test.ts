@@ -85,6 +85,14 @@ if (why) {
     await page.locator('[data-testid="customers"] tbody tr', { hasText: 'dona@example.mx' }).click();
     await page.locator('main h1', { hasText: 'Doña' }).waitFor();
     t.equal(await page.locator('main h1').textContent(), `Doña ${PROBE}`);
+    const id = page.url().split('/').pop()!;
+    const pm = await a.call('POST', `/v1/customers/${id}/payment_methods`, { key: owner.testKey, body: { payment_token: 'tok_sim_ok' }, headers: idem() });
+    t.equal(pm.status, 201, pm.text);
+    // A saved card is pending until the provider answers; its brand and last four come then.
+    const saved = await until(() => a.call('GET', `/v1/customers/${id}/payment_methods`, { key: owner.testKey }), (r) => r.body.data?.[0]?.status === 'active');
+    await page.reload();
+    await page.getByTestId('saved-card').waitFor();
+    t.equal(await page.getByTestId('saved-card').textContent(), `${saved.body.data[0].brand} •••• ${saved.body.data[0].last4}`, 'the saved card as the API describes it');
     const list = await a.call('GET', '/v1/customers', { key: owner.testKey });
     t.ok(list.body.data.some((c: any) => c.email === 'dona@example.mx' && c.name === `Doña ${PROBE}`), 'the API has it');
     t.equal(await probes(page), 0);

@@ -308,9 +308,10 @@ export function CustomerDetail({ id }: ViewProps) {
       <Card title={L('Métodos guardados', 'Saved methods')}>
         {pm.data?.data.length ? (
           <Table testid="methods" rows={pm.data.data} cols={[
-            { label: L('Tipo', 'Type'), get: (m) => m.type },
-            { label: L('Tarjeta', 'Card'), get: (m) => (m.card ? `${m.card.brand ?? ''} •••• ${m.card.last4 ?? ''}` : '—') },
-            { label: L('Estado', 'Status'), get: (m) => <Status s={m.status ?? 'active'} /> },
+            { label: L('Tarjeta', 'Card'), get: (m) => <span data-testid="saved-card">{m.brand ? `${m.brand} •••• ${m.last4}` : '—'}</span> },
+            { label: L('Conector', 'Connector'), get: (m) => m.connector },
+            { label: L('Estado', 'Status'), get: (m) => <Status s={m.status} /> },
+            { label: L('Guardada', 'Saved'), get: (m) => when(m.created_at) },
           ]} />
         ) : <p class="muted">{L('Sin métodos guardados.', 'No saved methods.')}</p>}
       </Card>
