@@ -71,7 +71,10 @@ export async function authenticateSession(
   publicBaseUrl: string,
 ): Promise<Principal> {
   const t = cookieToken(h.cookie);
-  const s = t ? await portal.lookup(t) : undefined;
+  // No cookie at all is no credential (every first visit of /portal asks GET /portal/api/session without
+  // one): it answers 401 but is not counted as a failed authentication; a wrong or dead session is.
+  if (!t) throw Object.assign(new ApiError('portal.session_invalid'), { noCredential: true });
+  const s = await portal.lookup(t);
   if (!s || s.stage !== 'full') throw new ApiError('portal.session_invalid');
   if (method !== 'GET') {
     if (!sameOrigin(h.origin, h.host, publicBaseUrl) || !PortalAccounts.csrfMatches(h.csrf, s.csrfToken)) throw new ApiError('portal.csrf_unauthorized');

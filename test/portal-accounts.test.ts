@@ -74,6 +74,17 @@ t.test('wrong passwords answer one 401 and are throttled per address like API ke
   t.equal(last.status, 429, 'past AUTH_FAILURES_PER_MIN the address is told to wait');
   t.ok(Number(last.headers.get('retry-after')) > 0);
   await a.app.deps.redis.eval(`for _, k in ipairs(redis.call('keys', ARGV[1])) do redis.call('del', k) end`, 0, `${a.config.redisPrefix}:*af:*`);
+  // A visit without any session cookie (the sign-in page asks who is signed in) presents no credential:
+  // never throttled, however many browsers behind one address open the portal.
+  const anon = new PortalClient(a);
+  let seen = new Set<number>();
+  for (let i = 0; i < 60; i++) seen.add((await anon.call('GET', '/portal/api/session')).status);
+  t.same([...seen], [401], 'sixty first visits from one address: 401, never 429');
+  anon.cookie = `orq_session=${'A'.repeat(43)}`; // well formed, no such session
+  seen = new Set<number>();
+  for (let i = 0; i < 60 && !seen.has(429); i++) seen.add((await anon.call('GET', '/portal/api/session')).status);
+  t.ok(seen.has(429), 'a wrong session cookie is still counted and throttled');
+  await a.app.deps.redis.eval(`for _, k in ipairs(redis.call('keys', ARGV[1])) do redis.call('del', k) end`, 0, `${a.config.redisPrefix}:*af:*`);
 });
 
 t.test('TOTP: set up, a second step at sign-in with rotation, no replay; a team that requires it', async (t) => {

@@ -58,7 +58,7 @@ export function authenticate(x: Authenticating, deps: EdgeDeps): void {
 
 const AUTH_FAILURES = new Set(['api_key.missing_or_invalid', 'admin_key.missing_or_invalid', 'portal.sign_in_invalid', 'portal.session_invalid', 'portal.totp_invalid']);
 /** Failed credentials of any kind (a key, a portal password, session or second factor): counted per client address. */
-export const isAuthFailure = (e: unknown): boolean => isApiError(e) && AUTH_FAILURES.has(e.code);
+export const isAuthFailure = (e: unknown): boolean => isApiError(e) && AUTH_FAILURES.has(e.code) && !(e as { noCredential?: boolean }).noCredential;
 
 /** Redis unreachable: the window cannot be counted. Serve rather than refuse everyone. */
 export function failOpen(deps: EdgeDeps, e: unknown) {
