@@ -105,6 +105,24 @@ export class KeyStore {
     await m.exec();
   }
 
+  /**
+   * Drops from the revoked set the keys Postgres says are live: a release (announceSuspension(…,
+   * false)) runs after its commit, so a process that died in between left the tenant's keys refused
+   * by every process's rate limiter although the tenant is released. The worker calls this at start
+   * and every minute (ops/worker.ts). Adding is never needed here: a revoked or suspended key is
+   * refused by authenticate() from Postgres once its cached record expires.
+   */
+  async healRevokedSet(): Promise<number> {
+    const ids = (await this.redis.smembers(this.revokedSetKey)).filter((id) => /^[0-9a-f-]{36}$/i.test(id));
+    if (!ids.length) return 0;
+    const live = await this.sql`
+      select k.id from api_keys k join tenants t on t.id = k.tenant_id
+       where k.id = any(${ids}::uuid[]) and k.revoked_at is null and t.suspended_at is null`;
+    if (!live.length) return 0;
+    await this.redis.srem(this.revokedSetKey, ...live.map((r) => r.id as string));
+    return live.length;
+  }
+
   /** Called after the revocation committed in Postgres. */
   async announceRevocation(keyId: string): Promise<void> {
     this.forgetKeyId(keyId);

@@ -183,6 +183,7 @@ t.test('suspending a tenant stops its keys at once; releasing it needs a second 
   const ok = await other.p.call('POST', `${OP}/decisions/${ask2.body.id}/approve`, {});
   t.equal(ok.body.status, 'approved', ok.text);
   t.equal((await a.call('GET', '/v1/customers', { key: ten.testKey })).status, 200, 'released: the key works again');
+
   const actions = (await a.admin('GET', `/admin/audit_log?target_id=${ten.id}`)).body.data.map((r: any) => r.action).reverse();
   t.same(actions, ['tenant.suspend', 'tenant.release.requested', 'tenant.release.requested', 'tenant.release']);
 });
@@ -285,4 +286,20 @@ t.test("the console's page and its files are served, with the portal's security 
     t.ok(r.text.length > 100, `${f} has its content`);
   }
   t.equal((await a.call('GET', '/portal/operator/assets/other.js')).status, 404, 'only the console\'s own files');
+});
+
+t.test("a release whose notice to Redis was lost (the process died after its commit): the worker's heal frees the keys", async (t) => {
+  // Its own API-only app: no worker runs the heal on its timer while the test looks at the set.
+  const b = await startTestApp({ ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000' });
+  t.teardown(() => b.stop());
+  const ten = await b.newTenant('Aviso Perdido SA');
+  t.equal((await b.call('GET', '/v1/customers', { key: ten.testKey })).status, 200, 'before');
+  t.equal((await b.admin('POST', `/admin/tenants/${ten.id}/suspend`, { reason: 'x' })).status, 200);
+  // Released in Postgres only, as a crash between the release's commit and its notice leaves it.
+  await b.app.deps.sql`update tenants set suspended_at = null, suspended_reason = null where id = ${ten.id}`;
+  const keyIds = (await b.app.deps.sql`select id from api_keys where tenant_id = ${ten.id} and revoked_at is null`).map((r) => r.id as string);
+  t.equal((await b.call('GET', '/v1/customers', { key: ten.testKey })).status, 401, 'the stale revoked set refuses the released key (Postgres says it is live)');
+  t.equal(await b.app.deps.keys.healRevokedSet(), keyIds.length, "the heal drops exactly the tenant's live keys");
+  t.equal((await b.call('GET', '/v1/customers', { key: ten.testKey })).status, 200, 'healed: the key works again');
+  t.equal(await b.app.deps.keys.healRevokedSet(), 0, 'nothing left to heal');
 });
