@@ -9,7 +9,7 @@ import type { Sql } from '../kernel/db.js';
 import { ApiError } from '../kernel/errors.js';
 import type { Principal } from '../kernel/principal.js';
 import { renderPdf } from '../formats/cfdi/pdf.js';
-import { listCursor } from './receivable-cursor.js';
+import { listCursor } from './list-cursor.js';
 
 export const CFDI_KINDS = ['invoice', 'global', 'payment', 'credit_note'] as const;
 export type CfdiKind = (typeof CFDI_KINDS)[number];

@@ -29,7 +29,9 @@ import type { AgeingQuery, CreateReceivableBody, ReceivableListQuery, StatementQ
 import { slug as newSlug } from './payment-links.js';
 import type { Invoices } from './invoices.js';
 import type { PaymentIntents } from './payment-intents.js';
-import { receivableCursor } from './receivable-cursor.js';
+import { listCursor } from './list-cursor.js';
+
+const receivableCursor = listCursor('receivables');
 
 type Row = Record<string, any>;
 

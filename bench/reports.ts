@@ -7,7 +7,7 @@ import { dbUrl, dropDatabase, fmt, latencyStats, machineInfo, mdTable, parseOpti
 import { createSql, ensureDatabase, type Sql } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
 import { startTestApp } from '../test/helpers/app.js';
-import { signCursor } from '../actors/reports/payments.js';
+import { signCursor } from '../actors/list-cursor.js';
 import { addMonths, firstOfMonth, localDate } from '../actors/reports/period.js';
 
 const o = parseOptions<{ small: number; large: number; iterations: number; reuse: boolean; chunk: number }>(process.argv.slice(2), {
@@ -109,7 +109,7 @@ async function main() {
       const queries: Array<[string, () => string]> = [
         ['cash cut, a month, one branch', () => { const m = pick(months); return `/v1/reports/cash-cut?from=${m}&to=${addMonths(m, 1)}&branch=${encodeURIComponent(`Sucursal ${Math.floor(Math.random() * 10)}`)}`; }],
         ['cash cut, a month, all branches', () => { const m = pick(months); return `/v1/reports/cash-cut?from=${m}&to=${addMonths(m, 1)}`; }],
-        ['payments page (20) at a random depth', () => { const p = pick(positions); return `/v1/reports/payments?cursor=${encodeURIComponent(signCursor(cursorKey, { tenantId: t.id, livemode: false, keyId: '', scopes: [] }, { c: p.c as string, i: p.i as string }))}`; }],
+        ['payments page (20) at a random depth', () => { const p = pick(positions); return `/v1/reports/payments?cursor=${encodeURIComponent(signCursor('payments', cursorKey, { tenantId: t.id, livemode: false }, { c: p.c as string, i: p.i as string }))}`; }],
         ['trial balance, a month', () => { const m = pick(months); return `/v1/reports/balanza?from=${m}&to=${addMonths(m, 1)}`; }],
       ];
       for (const [name, path] of queries) {

@@ -1,61 +1,12 @@
 // The payments report (spec: paged report listings, pagination style b): payment intents newest
 // first, with the method, connector, fee and refunded amount of their latest attempt. Keyset
-// paging on (created_at, id); the cursor carries the last row's key and an HMAC-SHA256 over it,
-// the tenant and the mode, with a key kept in the database (report_cursor_keys, the same for every
-// process). A cursor changed by one bit, or used by another tenant or mode, is reports.invalid_cursor;
-// it can never become an offset or another tenant's rows.
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../../kernel/errors.js';
+// paging on (created_at, id) with the listings' signed cursor (actors/list-cursor.ts).
 import type { Db, Sql } from '../../kernel/db.js';
 import type { Principal } from '../../kernel/principal.js';
+import { cursorKey, readCursor, signCursor, type CursorPos } from '../list-cursor.js';
 
 export const PAGE_DEFAULT = 20;
 export const PAGE_MAX = 100;
-
-const keys = new WeakMap<object, Promise<Buffer>>();
-function cursorKey(db: Sql): Promise<Buffer> {
-  let k = keys.get(db);
-  if (!k) {
-    k = db`select secret from report_cursor_keys where id = 1`.then((r) => {
-      if (!r.length) throw new Error('report_cursor_keys has no key (migration 0050)');
-      return Buffer.from(r[0].secret as string, 'hex');
-    });
-    k.catch(() => keys.delete(db));
-    keys.set(db, k);
-  }
-  return k;
-}
-
-interface CursorPos {
-  /** created_at as Postgres prints it (microseconds kept). */
-  c: string;
-  i: string;
-}
-
-const mac = (key: Buffer, p: Principal, body: string) => createHmac('sha256', key).update(`payments\0${p.tenantId}\0${p.livemode ? 'live' : 'test'}\0${body}`).digest();
-
-export function signCursor(key: Buffer, p: Principal, pos: CursorPos): string {
-  const body = Buffer.from(JSON.stringify(pos)).toString('base64url');
-  return `${body}.${mac(key, p, body).subarray(0, 16).toString('base64url')}`;
-}
-
-export function readCursor(key: Buffer, p: Principal, cursor: string): CursorPos {
-  const bad = () => new ApiError('reports.invalid_cursor', 'The `cursor` is corrupt or belongs to another listing, account or mode: pass the `next_cursor` of the previous page exactly as received.');
-  const m = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{22})$/.exec(cursor);
-  if (!m) throw bad();
-  // Compared as text (22 characters each): base64url decoding ignores the last character's two spare
-  // bits, so a byte comparison accepted four spellings of one MAC.
-  if (!timingSafeEqual(Buffer.from(m[2]), Buffer.from(mac(key, p, m[1]).subarray(0, 16).toString('base64url')))) throw bad();
-  let pos: unknown;
-  try {
-    pos = JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8'));
-  } catch {
-    throw bad();
-  }
-  const o = pos as CursorPos;
-  if (!o || typeof o.c !== 'string' || typeof o.i !== 'string' || !/^[0-9a-f-]{36}$/.test(o.i) || !/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/.test(o.c)) throw bad();
-  return o;
-}
 
 export interface PaymentRow {
   id: string;
@@ -82,7 +33,7 @@ export async function paymentsPage(deps: { readSql: Sql }, p: Principal, q: { cu
   const sql = deps.readSql;
   const limit = Math.min(q.limit ?? PAGE_DEFAULT, PAGE_MAX);
   const key = await cursorKey(sql);
-  const after = q.cursor !== undefined ? readCursor(key, p, q.cursor) : undefined;
+  const after = q.cursor !== undefined ? readCursor('payments', key, p, q.cursor) : undefined;
   const rows = await pageRows(sql, p, limit + 1, after);
   const has_more = rows.length > limit;
   const data = rows.slice(0, limit);
@@ -91,7 +42,7 @@ export async function paymentsPage(deps: { readSql: Sql }, p: Principal, q: { cu
     object: 'list' as const,
     data: data.map(view),
     has_more,
-    ...(has_more ? { next_cursor: signCursor(key, p, { c: last.created_at_text as string, i: last.id as string }) } : {}),
+    ...(has_more ? { next_cursor: signCursor('payments', key, p, { c: last.created_at_text as string, i: last.id as string }) } : {}),
   };
 }
 
