@@ -430,10 +430,75 @@ if (why) {
     t.same([...one.problems, ...two.problems], []);
   });
 
+  t.test('terminals: registered, activated, deactivated with a reason and reassigned from the screen; a viewer only reads', async (t) => {
+    const { page, problems } = await P.open(t);
+    await P.signIn(page, owner.email, owner.password);
+    await page.getByTestId('nav-settings-terminals').click();
+    await page.locator('main h1', { hasText: 'Terminales' }).waitFor();
+    await page.getByLabel('Número de serie').fill('PAX-A920-0077');
+    await page.getByLabel('Sucursal', { exact: true }).fill(`Centro ${PROBE}`);
+    await page.getByLabel('Caja (opcional)').fill('Caja 1');
+    await page.getByRole('button', { name: 'Registrar' }).click();
+    const row = page.locator('[data-testid="terminals"] tbody tr', { hasText: 'PAX-A920-0077' });
+    await row.getByText('Registrado').waitFor();
+    const o = new PortalClient(a);
+    await o.signIn(owner.email, owner.password);
+    const listed = async () => (await o.call('GET', '/portal/api/terminals')).body.data.find((x: any) => x.serial === 'PAX-A920-0077');
+    t.match(await listed(), { serial: 'PAX-A920-0077', branch: `Centro ${PROBE}`, register: 'Caja 1', status: 'registered', livemode: false }, 'the API has the terminal the form registered');
+
+    await page.getByRole('button', { name: 'Activar PAX-A920-0077' }).click();
+    await row.getByText('Activo', { exact: true }).waitFor();
+    const id = (await listed()).id as string;
+    const charge = () => a.call('POST', '/v1/payment_intents', { key: owner.testKey, body: { amount_minor: 1_000, currency: 'MXN', metadata: { terminal_id: id } }, headers: idem() });
+    t.equal((await charge()).status, 201, 'an active terminal takes a charge');
+    await P.shot(page, 'terminals-1280');
+    t.same(await P.axe(page), [], 'terminals: no serious or critical axe violation');
+
+    await page.getByRole('button', { name: 'Desactivar PAX-A920-0077' }).click();
+    await page.getByLabel('Motivo').fill('Equipo en reparación');
+    await page.getByRole('button', { name: 'Confirmar desactivación' }).click();
+    await row.getByText('Inactivo').waitFor();
+    const [term] = await a.app.deps.sql`select status from terminals where id = ${id}`;
+    t.equal(term!.status, 'inactive', 'inactive in the database');
+    const refused = await charge();
+    t.equal(refused.body.error?.code, 'payment_intent.terminal_not_active', 'a charge naming the deactivated terminal is refused');
+    const audit = await a.app.deps.sql`select actor_kind, actor_name, reason from audit_log where target_id = ${id} and action like '%deactivate%'`;
+    t.match(audit, [{ actor_kind: 'member', actor_name: owner.email, reason: 'Equipo en reparación' }], 'the reason is in the audit log, as the member');
+
+    await page.getByRole('button', { name: 'Reasignar PAX-A920-0077' }).click();
+    await page.getByLabel('Nueva sucursal').fill('Norte');
+    await page.getByLabel(/Nueva caja/).fill('Caja 3');
+    await page.getByRole('button', { name: 'Reasignar', exact: true }).click();
+    await row.getByText('Norte').waitFor();
+    t.match(await listed(), { branch: 'Norte', register: 'Caja 3', status: 'inactive' }, 'reassigned; the status kept');
+    t.equal(await probes(page), 0, 'the branch is text');
+    t.same(problems, []);
+
+    const viewer = await inviteMember(o, 'viewer');
+    const v = await P.open(t, PHONE);
+    await P.signIn(v.page, viewer.email, viewer.password);
+    await v.page.goto(`${a.url}/portal#/settings/terminals`);
+    await v.page.locator('[data-testid="terminals"] tbody tr', { hasText: 'PAX-A920-0077' }).waitFor();
+    await v.page.getByTestId('terminals-readonly').waitFor();
+    t.equal(await v.page.getByRole('button', { name: /Activar|Desactivar|Reasignar|Registrar/ }).count(), 0, 'no terminal action for a viewer');
+    t.equal((await viewer.client.call('POST', `/portal/api/terminals/${id}/activate`, {})).status, 403, 'and the service refuses one');
+    t.same(v.problems, []);
+  });
+
+  t.test('terminals at phone width, as the owner sees them', async (t) => {
+    const { page, problems } = await P.open(t, PHONE);
+    await P.signIn(page, owner.email, owner.password);
+    await page.goto(`${a.url}/portal#/settings/terminals`);
+    await page.locator('[data-testid="terminals"] tbody tr', { hasText: 'PAX-A920-0077' }).waitFor();
+    t.same(await P.axe(page), [], 'no serious or critical axe violation at 390 px');
+    await P.shot(page, 'terminals-390');
+    t.same(problems, []);
+  });
+
   t.test('every screen with planted merchant strings: they stay text', async (t) => {
     const { page, problems } = await P.open(t);
     await P.signIn(page, owner.email, owner.password);
-    const screens = ['/', '/payments', '/refunds', '/customers', '/links', '/payouts', '/reconciliation', '/reports', '/settings/team', '/settings/audit', '/settings/fiscal', '/developers/events'];
+    const screens = ['/', '/payments', '/refunds', '/customers', '/links', '/payouts', '/reconciliation', '/reports', '/settings/team', '/settings/terminals', '/settings/audit', '/settings/fiscal', '/developers/events'];
     for (const s of screens) {
       await page.goto(`${a.url}/portal#${s}`);
       await page.locator('main h1').first().waitFor();

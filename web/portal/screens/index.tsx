@@ -5,6 +5,7 @@ import { Home } from './home.js';
 import { PaymentDetail, Payments, Refunds, Customers, CustomerDetail, Links, Disputes } from './payments.js';
 import { Keys, Webhooks, Events } from './developers.js';
 import { Team, Security, Audit, Fiscal, Checkout, Routing, TestClock, Balance } from './settings.js';
+import { Terminals } from './terminals.js';
 import { Invoices, Receivables, Reconciliation, StatementDetail, Reports, Payouts, SubMerchants, Services } from './finance.js';
 
 export interface ViewProps { id?: string; params: Record<string, string>; session: Session }
@@ -38,6 +39,7 @@ export const SCREENS: Screen[] = [
   { match: /^\/settings\/checkout$/, view: Checkout },
   { match: /^\/settings\/routing$/, view: Routing },
   { match: /^\/settings\/test-clock$/, view: TestClock },
+  { match: /^\/settings\/terminals$/, view: Terminals },
 ];
 
 interface Item { path: string; es: string; en: string; scope?: string }
@@ -88,6 +90,7 @@ export const NAV: Array<{ es: string; en: string; items: Item[] }> = [
       { path: '/settings/audit', es: 'Bitácora', en: 'Audit log', scope: 'audit:read' },
       { path: '/settings/fiscal', es: 'Perfil fiscal y CSD', en: 'Tax profile and CSD', scope: 'invoices:write' },
       { path: '/settings/checkout', es: 'Checkout', en: 'Checkout', scope: 'payments:write' },
+      { path: '/settings/terminals', es: 'Terminales', en: 'Terminals' },
       { path: '/settings/routing', es: 'Ruteo y comisiones', en: 'Routing and fees', scope: 'payments:read' },
       { path: '/settings/test-clock', es: 'Reloj de prueba', en: 'Test clock', scope: 'payments:write' },
     ],
