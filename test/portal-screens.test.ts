@@ -3,7 +3,8 @@
 // a payment link made, its QR drawn and its WhatsApp share; a customer created and opened; a payout
 // above the threshold asked by one member and approved by another (four eyes); a bank statement
 // uploaded with the form; the test clock advanced; checkout branding and the fiscal profile with its
-// CSD saved; routing fees and the balance shown. Roles as the screens show them (a viewer gets no
+// CSD saved; routing fees and the balance shown; a terminal registered, activated, deactivated with a
+// reason (a /v1 charge naming it refused) and reassigned. Roles as the screens show them (a viewer gets no
 // refund or approve button; a developer no books); another tenant's member finds nothing of this
 // one's. Every merchant string is planted with an <xss-probe> element and must stay text on every
 // screen. What each screen did is checked against the API's own answer.
@@ -201,6 +202,12 @@ if (why) {
     await page.getByText('Hecho.').waitFor();
     const notes = await until(() => a.call('GET', '/v1/invoices?kind=credit_note', { key: owner.testKey }), (r) => r.body.data?.length === 1);
     t.match(notes.body.data[0], { kind: 'credit_note', total_minor: 2_000, invoice_id: inv.body.id }, 'the credit note the screen asked for');
+    await page.locator('[data-testid="notice"] button').click();
+    // SAT's order (docs/invoices.md "Cancellation"): the live credit note is cancelled before its invoice.
+    const noteRow = page.locator('[data-testid="invoices"] tbody tr', { hasText: notes.body.data[0].uuid_fiscal });
+    answers.push('02');
+    await noteRow.getByRole('button', { name: 'Cancelar' }).click();
+    await page.getByText('Hecho.').waitFor();
     await page.locator('[data-testid="notice"] button').click();
     answers.push('02');
     await row.getByRole('button', { name: 'Cancelar' }).click();

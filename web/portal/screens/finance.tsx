@@ -18,7 +18,9 @@ export function Invoices(_p: ViewProps) {
   const [one, setOne] = useState<any>(null);
   const f = useFields({ id: '' });
   const act = async (doc: any, what: 'cancel' | 'credit' | 'rep') => {
-    const id = doc.invoice_id ?? doc.id;
+    // A cancellation names the CFDI itself (a credit note or REP is cancelled before its invoice, SAT's order);
+    // a credit note or REP is asked on the invoice.
+    const id = what === 'cancel' ? doc.id : (doc.invoice_id ?? doc.id);
     if (what === 'cancel') {
       const motivo = prompt(L('Motivo SAT de cancelación (01, 02, 03 o 04):', 'SAT cancellation reason (01, 02, 03 or 04):'), '02');
       if (!motivo) return;
@@ -82,6 +84,8 @@ export function Invoices(_p: ViewProps) {
                   <button type="button" class="btn small" onClick={() => run(i, 'credit')}>{L('Nota de crédito', 'Credit note')}</button>
                   <button type="button" class="btn small danger" onClick={() => run(i, 'cancel')}>{L('Cancelar', 'Cancel')}</button>
                 </>
+              ) : (i.kind === 'credit_note' || i.kind === 'payment') && i.status === 'stamped' ? (
+                <button type="button" class="btn small danger" onClick={() => run(i, 'cancel')}>{L('Cancelar', 'Cancel')}</button>
               ) : null}
             </span>
           ) },
