@@ -44,9 +44,11 @@ export function bannerLines(config: Config, app: Pick<RunningApp, 'url' | 'admin
     if (demo.test_key && demo.live_key && demo.created) {
       lines.push(`    test key     ${demo.test_key}`);
       lines.push(`    live key     ${demo.live_key}`);
+      if (demo.portal_email && demo.portal_password) lines.push(`    portal       ${demo.portal_email} / ${demo.portal_password}   (sign in at ${base}/portal)`);
       lines.push(`    (shown in full only now; kept in ${demoFile})`);
     } else if (demo.test_key && demo.live_key) {
       lines.push(`    test key     ${maskKey(demo.test_key)}   live key ${maskKey(demo.live_key)}   (kept in ${demoFile})`);
+      if (demo.portal_email) lines.push(`    portal       ${demo.portal_email}   (sign in at ${base}/portal; the password is portal_password in ${demoFile})`);
     } else lines.push(`    keys         not known on this machine; issue new ones with POST /admin/tenants/${demo.tenant_id}/api_keys`);
   }
   if (app.url && config.role !== 'worker' && demo?.test_key) {

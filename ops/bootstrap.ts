@@ -5,7 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashKey } from '../api/auth.js';
+import { createOwnerIn } from '../actors/portal-accounts.js';
 import { createTenantIn } from '../actors/tenants.js';
+import { hashPassword } from '../kernel/passwords.js';
 import type { Config } from './config.js';
 import type { Sql } from '../kernel/db.js';
 import { resolveState } from './paths.js';
@@ -61,6 +63,9 @@ export interface DemoTenant {
   name: string;
   test_key?: string;
   live_key?: string;
+  /** The portal's owner of the demo tenant (made with it): sign in at /portal. */
+  portal_email?: string;
+  portal_password?: string;
   created: boolean;
 }
 
@@ -81,11 +86,18 @@ export async function ensureDemoTenant(sql: Sql, config: Config): Promise<DemoTe
     }
     const t = await createTenantIn(tx, 'Demo');
     await tx`insert into operator_settings (name, value) values ('demo_tenant_id', ${t.id})`;
+    // An owner for the portal, so that a newcomer can sign in at /portal at once (one email per team:
+    // the tenant's id in it keeps it unique when a database is seeded again).
+    const portalEmail = `demo+${t.id.slice(0, 8)}@example.com`;
+    const portalPassword = randomBytes(12).toString('base64url');
+    await createOwnerIn(tx, t.id, portalEmail, 'Demo', await hashPassword(portalPassword));
     const demo: DemoTenant = {
       tenant_id: t.id,
       name: t.name,
       test_key: t.api_keys!.find((k) => !k.livemode)!.key,
       live_key: t.api_keys!.find((k) => k.livemode)!.key,
+      portal_email: portalEmail,
+      portal_password: portalPassword,
       created: true,
     };
     writeState(dir, 'demo-tenant.json', { ...demo, created: undefined });

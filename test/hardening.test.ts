@@ -333,18 +333,21 @@ t.test('units', async (t) => {
 
   t.test('the start banner prints keys in full only when they are made', async (t) => {
     const config = testConfig({ STATE_DIR: '.orquesta' });
-    const demo = { tenant_id: 't1', name: 'Demo', test_key: 'sk_test_AAAAAAAAAAAAAAAAAAAAAAAAAAAAWBDG', live_key: 'sk_live_BBBBBBBBBBBBBBBBBBBBBBBBBBBBLIVE' };
+    const demo = { tenant_id: 't1', name: 'Demo', test_key: 'sk_test_AAAAAAAAAAAAAAAAAAAAAAAAAAAAWBDG', live_key: 'sk_live_BBBBBBBBBBBBBBBBBBBBBBBBBBBBLIVE', portal_email: 'demo+t1@example.com', portal_password: 'PortalPassword123' };
     const admin = { hash: 'h', plain: 'adm_CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC', source: 'state' as const };
     const later = bannerLines(config, { url: 'http://127.0.0.1:1', admin, demo: { ...demo, created: false } }).join('\n');
     t.notOk(later.includes(demo.live_key), 'no full live key on a later start');
     t.notOk(later.includes(demo.test_key), 'no full test key on a later start');
     t.notOk(later.includes(admin.plain), 'no full admin key on a later start');
+    t.notOk(later.includes(demo.portal_password), 'no portal password on a later start');
+    t.match(later, /demo\+t1@example\.com .*portal_password/, 'the portal email, and where its password is kept');
     t.match(later, /sk_live_…LIVE/);
     t.match(later, /demo-tenant\.json/);
     t.match(later, /export KEY=\$\(node -p "require\('.*demo-tenant\.json'\)\.test_key"\)/);
     t.match(later, /\/demo/);
     const first = bannerLines(config, { url: 'http://127.0.0.1:1', admin: { ...admin, source: 'generated' }, demo: { ...demo, created: true } }).join('\n');
     t.ok(first.includes(demo.live_key) && first.includes(demo.test_key) && first.includes(admin.plain), 'in full once, at creation');
+    t.ok(first.includes(`${demo.portal_email} / ${demo.portal_password}`), 'the portal sign-in in full once, at creation');
   });
 });
 

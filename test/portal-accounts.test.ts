@@ -252,3 +252,22 @@ t.test('API keys issued in the portal: the secret once, used with the API, rolle
   await oc.signIn(other.email, other.password);
   t.equal((await oc.call('DELETE', `/portal/api/api_keys/${live.body.id}`)).status, 404, 'another tenant cannot revoke it');
 });
+
+t.test("npm start's demo tenant comes with a portal owner who can sign in at once", async (t) => {
+  const { ensureDemoTenant } = await import('../ops/bootstrap.js');
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  // A database seeded before (or by another test run) keeps its demo tenant: start from none here.
+  await a.app.deps.sql`delete from operator_settings where name = 'demo_tenant_id'`;
+  const config = { ...a.config, stateDir: mkdtempSync(join(tmpdir(), 'orq-demo-')) };
+  const demo = await ensureDemoTenant(a.app.deps.sql, config);
+  t.equal(demo.created, true);
+  t.match(demo.portal_email, /^demo\+[0-9a-f]{8}@example\.com$/);
+  const m = new PortalClient(a);
+  t.equal((await m.signIn(demo.portal_email!, demo.portal_password!)).status, 200, 'the owner signs in with what the banner printed');
+  const me = await m.call('GET', '/portal/api/session');
+  t.equal(me.body?.member?.role ?? me.body?.role, 'owner', me.text);
+  const again = await ensureDemoTenant(a.app.deps.sql, config);
+  t.same([again.created, again.portal_email, again.portal_password], [false, demo.portal_email, demo.portal_password], 'a later start reads them from the state file');
+});
