@@ -132,7 +132,9 @@ t.test('refund: success posts the ledger entry, emits refund.succeeded without n
   const settled = (i: string, a: string) => jobRequest({ ...probe, name: 'settle' }, { intentId: i, attemptId: a });
   const p = planRefundOutcome({ row: refund(), clockOffsetMs: 0, connectorKey: 'sim', providerKey: 'k' }, { kind: 'provider_outcome', outcome: { kind: 'succeeded', providerRef: 'sim_re_1' } }, env(), settled);
   t.equal(p.set?.status, 'succeeded');
-  t.same(p.ledger![0].lines.map((l) => [l.account, l.amountMinor]), [['refunds', 3000], ['connector_receivable:sim', -3000]]);
+  // Books that mirror the CFDI (issue 27): the refund reverses the base and its IVA (16 % included:
+  // 3000 = 2586 + 414), not the gross into refunds.
+  t.same(p.ledger![0].lines.map((l) => [l.account, l.amountMinor]), [['refunds', 2586], ['iva_trasladado_cobrado', 414], ['connector_receivable:sim', -3000]]);
   t.same(p.events!.map((e) => e.type), ['refund.succeeded']);
   t.notMatch(JSON.stringify(p.events![0].data), /null/, 'refund event data omits absent fields');
   t.same(p.jobs!.map((j) => j.def.name), ['settle'], 'the attempt is the intent actor\'s to change');
