@@ -110,6 +110,9 @@ if (why) {
 
     // The audit log shows both operators' actions.
     await B.page.locator('nav').getByRole('button', { name: 'Auditoría', exact: true }).click();
+    // The screen renders after its fetch: until then the terminals screen, with its own 'Comercio'
+    // field, is still shown (filling that one left the audit filter empty: a failure in a full run).
+    await B.page.getByRole('heading', { name: 'Auditoría' }).waitFor();
     await B.page.getByLabel('Comercio').fill(ten.id);
     await B.page.getByRole('button', { name: 'Filtrar' }).click();
     const log = B.page.getByRole('table', { name: new RegExp(`filtro: tenant_id=${ten.id}`) });

@@ -42,7 +42,14 @@ if (why) {
     await stopTelemetry();
   });
 
-  const nav = (page: Page, name: string) => page.locator('nav').getByRole('button', { name, exact: true }).click();
+  /**
+   * Opens a screen and waits until it is shown: the console renders a screen after its fetch, so until
+   * then the previous one (often with its own 'Comercio' field) is still there to be filled by mistake.
+   */
+  const nav = async (page: Page, name: string) => {
+    await page.locator('nav').getByRole('button', { name, exact: true }).click();
+    await page.locator('nav button[aria-current="page"]').filter({ hasText: new RegExp(`^${name}$`) }).waitFor();
+  };
   /** Confirms the open dialog, with a reason when given. */
   async function confirm(page: Page, reason?: string) {
     const dlg = page.locator('dialog[open]');
