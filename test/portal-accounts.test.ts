@@ -254,20 +254,24 @@ t.test('API keys issued in the portal: the secret once, used with the API, rolle
 });
 
 t.test("npm start's demo tenant comes with a portal owner who can sign in at once", async (t) => {
-  const { ensureDemoTenant } = await import('../ops/bootstrap.js');
   const { mkdtempSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
-  // A database seeded before (or by another test run) keeps its demo tenant: start from none here.
-  await a.app.deps.sql`delete from operator_settings where name = 'demo_tenant_id'`;
-  const config = { ...a.config, stateDir: mkdtempSync(join(tmpdir(), 'orq-demo-')) };
-  const demo = await ensureDemoTenant(a.app.deps.sql, config);
+  const { randomBytes } = await import('node:crypto');
+  // Its own database: the shared test database must keep having no demo tenant (checkout.test says so).
+  const url = new URL(a.config.databaseUrl);
+  url.pathname = `/orquesta_test_demo_${randomBytes(4).toString('hex')}`;
+  const d = await startTestApp({ ROLE: 'api', DATABASE_URL: url.toString(), SEED_DEMO_TENANT: 'true', STATE_DIR: mkdtempSync(join(tmpdir(), 'orq-demo-')) });
+  t.teardown(async () => {
+    await d.stop();
+    await a.app.deps.sql.unsafe(`drop database if exists "${url.pathname.slice(1)}" with (force)`);
+  });
+  const demo = d.app.demo!;
   t.equal(demo.created, true);
   t.match(demo.portal_email, /^demo\+[0-9a-f]{8}@example\.com$/);
-  const m = new PortalClient(a);
+  const m = new PortalClient(d);
   t.equal((await m.signIn(demo.portal_email!, demo.portal_password!)).status, 200, 'the owner signs in with what the banner printed');
-  const me = await m.call('GET', '/portal/api/session');
-  t.equal(me.body?.member?.role ?? me.body?.role, 'owner', me.text);
-  const again = await ensureDemoTenant(a.app.deps.sql, config);
+  const { ensureDemoTenant } = await import('../ops/bootstrap.js');
+  const again = await ensureDemoTenant(d.app.deps.sql, d.config);
   t.same([again.created, again.portal_email, again.portal_password], [false, demo.portal_email, demo.portal_password], 'a later start reads them from the state file');
 });
