@@ -3,6 +3,7 @@
 // attempts' and refunds' history, events, their webhook deliveries, the trace id), an endpoint's
 // delivery log and a resend, and the refund approvals waiting for a second member.
 import { ApiError } from '../kernel/errors.js';
+import { tenantNowSql } from '../kernel/clock.js';
 import type { Sql } from '../kernel/db.js';
 
 interface Scope { tenantId: string; livemode: boolean }
@@ -95,11 +96,9 @@ export class PortalViews {
   async resend(p: Scope, deliveryId: string) {
     if (!/^[0-9]{1,18}$/.test(deliveryId)) throw new ApiError('webhook_delivery.not_found');
     const [d] = await this.d.sql`
-      with clock as (select coalesce((select offset_ms from test_clocks where tenant_id = ${p.tenantId}), 0) as ms)
       update webhook_deliveries d
          set status = 'pending', attempts = 0, last_error = null, last_status = null, delivered_at = null, lease_until = null, lease_owner = null,
-             queued_at = now() + make_interval(secs => case when d.livemode then 0 else (select ms from clock) / 1000.0 end),
-             next_attempt_at = now() + make_interval(secs => case when d.livemode then 0 else (select ms from clock) / 1000.0 end)
+             queued_at = ${tenantNowSql(this.d.sql, 'd.tenant_id', 'd.livemode')}, next_attempt_at = ${tenantNowSql(this.d.sql, 'd.tenant_id', 'd.livemode')}
        where d.id = ${deliveryId} and d.tenant_id = ${p.tenantId} and d.livemode = ${p.livemode} and d.endpoint_id is not null
          and exists (select 1 from webhook_endpoints e where e.id = d.endpoint_id and e.active)
          and (d.status <> 'pending' or d.lease_until is null or d.lease_until < now())

@@ -63,10 +63,13 @@ t.test('activity, delivery log and resend: the receiver gets the same event agai
   t.equal(d.status, 'succeeded');
   t.equal(d.event_id, ev.id);
   const before = rx.received.filter((x) => x.path === `/portal-${ten.id}` && x.json?.event_id === ev.id).length;
+  // The resend is queued on the tenant's clock (test mode): a day ahead once the test clock moved a day.
+  t.equal((await a.call('POST', '/v1/test/clock/advance', { key: ten.testKey, body: { seconds: 24 * 3600 } })).status, 200);
   const re = await a.call('POST', `/v1/webhook_deliveries/${d.id}/resend`, { key: ten.testKey });
   t.equal(re.status, 200, re.text);
   t.equal(re.body.status, 'pending');
   t.equal(re.body.attempts, 0);
+  t.ok(Date.parse(re.body.queued_at) > Date.now() + 23 * 3600_000, `queued on the tenant's test clock (${re.body.queued_at})`);
   await rx.waitFor((r) => r.filter((x) => x.path === `/portal-${ten.id}` && x.json?.event_id === ev.id).length === before + 1);
   t.pass('the receiver got the event again, with the same event_id');
   const after = await until(() => a.call('GET', `/v1/webhook_endpoints/${ep.body.id}/deliveries`, { key: ten.testKey }), (r) => r.body.data.find((x: any) => x.id === d.id)?.status === 'succeeded');
