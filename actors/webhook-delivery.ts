@@ -1,5 +1,6 @@
 // Webhook delivery (spec: Events > Delivery and retries): the relay turns committed outbox events
-// into one delivery per matching active endpoint plus the internal sink; deliveries are signed
+// into one delivery per matching active endpoint (the spec's internal sink has no row: /v1/events
+// reads the outbox itself, docs/decisions.md); deliveries are signed
 // POSTs, retried on the tenant's clock (1 min, 5 min, 30 min, 2 h, 6 h, 12 h, then 24 h), and an
 // endpoint still failing a delivery 72 h after it was queued is disabled.
 //

@@ -70,7 +70,7 @@ export const eventResource = {
     object: { const: 'event' },
     event_id: uuid,
     event_type: { type: 'string' },
-    delivered: { type: 'boolean', description: 'True once every delivery of the event (its endpoints and the internal sink) succeeded.' },
+    delivered: { type: 'boolean', description: 'True once the event is relayed and every delivery of it to the account\'s endpoints succeeded; a discarded delivery keeps it false.' },
     created_at: timestamp,
     data: envelopeSchema,
   },
