@@ -108,8 +108,8 @@ export class KeyStore {
   /**
    * Drops from the revoked set the keys Postgres says are live: a release (announceSuspension(…,
    * false)) runs after its commit, so a process that died in between left the tenant's keys refused
-   * by every process's rate limiter although the tenant is released. The worker calls this at start
-   * and every minute (ops/worker.ts). Adding is never needed here: a revoked or suspended key is
+   * by every process's rate limiter although the tenant is released. A scheduled job runs this every
+   * minute, one run at a time across the workers (ops/maintenance.ts). Adding is never needed here: a revoked or suspended key is
    * refused by authenticate() from Postgres once its cached record expires.
    */
   async healRevokedSet(): Promise<number> {

@@ -125,7 +125,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     paymentLinksCapability,
     bankStatementsCapability,
     receivables.capability(),
-    maintenanceCapability({ sql, log, retentionHours: config.idempotencyRetentionHours }),
+    maintenanceCapability({ sql, log, retentionHours: config.idempotencyRetentionHours, healRevokedKeys: () => keys.healRevokedSet() }),
   );
   metrics.setSharedCollectors({
     queueDepths: () => queues.depths(runtime.jobs.queueKinds()), // webhooks use no queue (leases in Postgres)

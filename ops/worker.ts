@@ -31,12 +31,6 @@ export async function startWorkers(deps: AppDeps, runtime: Runtime, instanceId: 
   // One pass of each at start: events committed while no worker ran, retries that fell due meanwhile.
   void relay.now().then(() => deps.webhooks.sweepOnce()).catch((e) => log.warn('first relay/sweep failed', { err: e }));
 
-  // Keys left in the revoked set by a release whose notice was lost in a crash (api/auth.ts).
-  const heal = () => void deps.keys.healRevokedSet().catch((e) => log.warn('revoked-keys heal failed', { err: e }));
-  heal();
-  const healTimer = setInterval(heal, 60_000);
-  healTimer.unref();
-
   const stopBeat = startHeartbeat(deps.redis, config.redisPrefix, instanceId);
   return {
     async tick() {
@@ -47,7 +41,6 @@ export async function startWorkers(deps: AppDeps, runtime: Runtime, instanceId: 
     async stop() {
       await relay.stop();
       clearInterval(whSweepTimer);
-      clearInterval(healTimer);
       await stopBeat();
       await rt.stop();
       await deps.webhooks.stop();
