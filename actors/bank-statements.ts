@@ -19,7 +19,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { ApiError } from '../kernel/errors.js';
 import type { Capability } from '../kernel/capability.js';
 import type { Db, Sql } from '../kernel/db.js';
-import { postEntry } from '../kernel/ledger.js';
+import { postEntry, type Line } from '../kernel/ledger.js';
 import type { Principal } from '../kernel/principal.js';
 import { parseStatement, PRESETS, StatementParseError, type Mapping, type ParsedStatement, type Preset } from '../formats/bank-statements.js';
 import { SUCCEEDED_BY, type SucceededBy } from './payment-intent-plan.js';
@@ -331,6 +331,23 @@ export interface ImportInput {
 /** The bank's ledger account: `bank:` and the statement's bank name, lower case, spaces as `_`. */
 export const bankAccount = (bank: string) => accounts.bank(bank.trim().toLowerCase().replace(/\s+/g, '_').slice(0, 80));
 
+/**
+ * The lines of a matched line's `bank.deposit` entry (docs/bank-statements.md "The books and the
+ * statement agree"): the bank debited with the line, or `bank_suspense` where the import already
+ * posted the open line to bank and suspense; the charge's receivable credited net of the connector's
+ * fee (the capture netted it; the bank received gross) and the fee owed to the connector
+ * (`connector_fees_payable`), so the receivable ends at zero. One rule for the late evidence and the
+ * match by hand (actors/portal-reconcile.ts); matchStatement writes the same lines set-based in SQL.
+ */
+export function depositLines(l: { bank: string; inSuspense: boolean; currency: string; amountMinor: number }, connector: string, feeMinor: number): Line[] {
+  const fee = Math.min(feeMinor, l.amountMinor);
+  return [
+    { account: l.inSuspense ? accounts.bankSuspense : bankAccount(l.bank), currency: l.currency, amountMinor: l.amountMinor },
+    { account: accounts.connectorReceivable(connector), currency: l.currency, amountMinor: -(l.amountMinor - fee) },
+    { account: accounts.connectorFeesPayable(connector), currency: l.currency, amountMinor: -fee },
+  ];
+}
+
 const isUniqueViolation = (e: unknown, constraint: string) => (e as { code?: string; constraint_name?: string })?.code === '23505' && (e as { constraint_name?: string }).constraint_name === constraint;
 
 /**
@@ -341,7 +358,7 @@ const isUniqueViolation = (e: unknown, constraint: string) => (e as { code?: str
 async function matchStatement(tx: Db, p: Scope, statementId: string, toleranceDays: number, bank: string, by: 'import' | 'rematch') {
   // One statement: candidates → exact matches (one line per charge, one charge per line) and
   // partial ones → the lines updated → for each newly matched line its deposit entry (id kept on
-  // the line) and the entry's lines: the bank account (or suspense, for a line posted there at import)
+  // the line) and the entry's lines (depositLines' rule, written here in SQL): the bank account (or suspense, for a line posted there at import)
   // debited, what the connector owes for the charge credited, and the connector's fee, which the
   // capture netted from that receivable but the bank received gross, owed to the connector
   // (`connector_fees_payable`): the charge's receivable ends at zero. Set-based, so that no step looks
@@ -468,7 +485,7 @@ export function fingerprints(lines: { valueDate: string; description: string; re
  * posting does; migration 0050) then reconciliation's (exclusive here). The same order everywhere
  * means a period close waiting between them cannot make a cycle.
  */
-const lockBook = (tx: Db, p: Scope) =>
+export const lockBook = (tx: Db, p: Scope) =>
   tx`select pg_advisory_xact_lock_shared(orq_book_lock_key(${p.tenantId}, ${p.livemode})), pg_advisory_xact_lock(orq_bank_recon_lock_key(${p.tenantId}, ${p.livemode}))`;
 
 /** POST /v1/bank_statements: 201 with the new statement, or 200 with the stored one (`already_imported`). */
@@ -624,11 +641,7 @@ export const bankStatementsCapability: Capability = {
             refType: 'payment_intent',
             refId: e.entityId,
             memo: `bank statement line ${String(exact.id)}`,
-            lines: [
-              { account: exact.in_suspense ? accounts.bankSuspense : bankAccount(exact.bank as string), currency: exact.currency as string, amountMinor: total },
-              { account: accounts.connectorReceivable(String(a.connector_key)), currency: exact.currency as string, amountMinor: -(total - Math.min(Number(a.fee_minor), total)) },
-              { account: accounts.connectorFeesPayable(String(a.connector_key)), currency: exact.currency as string, amountMinor: -Math.min(Number(a.fee_minor), total) },
-            ],
+            lines: depositLines({ bank: exact.bank as string, inSuspense: exact.in_suspense as boolean, currency: exact.currency as string, amountMinor: total }, String(a.connector_key), Number(a.fee_minor)),
           });
           tx`
             update bank_statement_lines set match_status = 'matched', attempt_id = ${a.id as string}, payment_intent_id = ${e.entityId}, matched_at = now(),

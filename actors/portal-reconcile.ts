@@ -11,12 +11,9 @@ import { ApiError } from '../kernel/errors.js';
 import type { Db, Sql } from '../kernel/db.js';
 import { postEntry } from '../kernel/ledger.js';
 import { accounts, type Account } from '../kernel/accounts.js';
-import { bankAccount, lineView } from './bank-statements.js';
+import { bankAccount, depositLines, lineView, lockBook } from './bank-statements.js';
 
 interface Scope { tenantId: string; livemode: boolean }
-
-const lockBook = (tx: Db, p: Scope) =>
-  tx`select pg_advisory_xact_lock_shared(orq_book_lock_key(${p.tenantId}, ${p.livemode})), pg_advisory_xact_lock(orq_bank_recon_lock_key(${p.tenantId}, ${p.livemode}))`;
 
 async function lockedLine(tx: Db, p: Scope, statementId: string, lineId: string) {
   if (!/^[0-9]{1,18}$/.test(lineId)) throw new ApiError('bank_statement.line_not_found');
@@ -50,8 +47,6 @@ export class ManualReconciliation {
          order by a.created_at desc limit 1`;
       if (!c) throw new ApiError('bank_statement.charge_not_found');
       if (c.taken) throw new ApiError('bank_statement.line_match_conflict', 'That charge is already matched to another line: undo that match first.');
-      const amount = Number(l.credit_minor);
-      const fee = Math.min(Number(c.fee_minor), amount);
       const entryId = await postEntry(tx, {
         tenantId: p.tenantId,
         livemode: p.livemode,
@@ -59,11 +54,7 @@ export class ManualReconciliation {
         refType: 'payment_intent',
         refId: c.payment_intent_id as string,
         memo: `bank statement line ${String(l.id)} (matched by hand)`,
-        lines: [
-          { account: l.suspense_posted ? accounts.bankSuspense : bankAccount(l.bank as string), currency: l.currency as string, amountMinor: amount },
-          { account: accounts.connectorReceivable(String(c.connector_key)), currency: l.currency as string, amountMinor: -(amount - fee) },
-          ...(fee ? [{ account: accounts.connectorFeesPayable(String(c.connector_key)), currency: l.currency as string, amountMinor: -fee }] : []),
-        ],
+        lines: depositLines({ bank: l.bank as string, inSuspense: l.suspense_posted as boolean, currency: l.currency as string, amountMinor: Number(l.credit_minor) }, String(c.connector_key), Number(c.fee_minor)),
       });
       const [u] = await tx`
         update bank_statement_lines set match_status = 'matched', attempt_id = ${c.id as string}, payment_intent_id = ${c.payment_intent_id as string},
