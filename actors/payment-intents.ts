@@ -159,7 +159,7 @@ export class PaymentIntents {
     const initial = initialState(paymentIntentMachine);
     // The customer must be the caller's (another tenant's id answers like an unknown one).
     if (body.customer_id) await this.assertCustomer(p, body.customer_id);
-    if (body.metadata?.terminal_id !== undefined) await this.assertTerminal(p, body.metadata.terminal_id, idem);
+    if (body.metadata?.terminal_id !== undefined) await this.assertTerminal(p, body.metadata.terminal_id);
     // receipt_code is unique per tenant: draw again on the rare collision.
     for (let round = 0; ; round++) {
       const now = new Date();
@@ -257,16 +257,13 @@ export class PaymentIntents {
 
   /**
    * decisions.md §7: a charge naming no active terminal of the tenant is refused, one answer for an
-   * unknown, inactive or another tenant's terminal. The create route looks its Idempotency-Key up
-   * at commit: a repeat of a create that succeeded (its terminal deactivated since) is let through
-   * to the commit, which fails on the key's record and is answered with the stored 201.
+   * unknown, inactive or another tenant's terminal. A repeat of a create that succeeded (its terminal
+   * deactivated since) is answered with the stored 201 by the edge: the create route looks its
+   * Idempotency-Key up at commit, and a refusal of such a route is answered with the key's stored
+   * response when there is one (api/edge/idempotency.ts).
    */
-  private async assertTerminal(p: Pick<Principal, 'tenantId' | 'livemode'>, terminalId: string, idem?: IdempotencyHandle) {
+  private async assertTerminal(p: Pick<Principal, 'tenantId' | 'livemode'>, terminalId: string) {
     if (this.d.terminalActive && (await this.d.terminalActive(p.tenantId, p.livemode, terminalId))) return;
-    if (idem) {
-      const [seen] = await this.d.sql`select 1 from idempotency_keys where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and key = ${idem.key}`;
-      if (seen) return;
-    }
     throw new ApiError('payment_intent.terminal_not_active');
   }
 

@@ -24,8 +24,9 @@ export const paymentIntentRoutes = [
     auth: 'api_key',
     scope: 'payments:write',
     idempotency: 'required',
-    // The create is one statement that includes the idempotency record. Its checks of stored state
-    // (customer, terminal) let a repeat of a key already used through to that statement (actors/payment-intents.ts).
+    // The create is one statement that includes the idempotency record: a repeat fails on it and is
+    // replayed; a repeat refused by a check of stored state changed since (customer deleted, terminal
+    // deactivated) is answered with the stored response too (api/edge/idempotency.ts).
     idempotencyLookup: 'at_commit',
     body: createPaymentIntentBody,
     summary: 'Create a payment intent',
