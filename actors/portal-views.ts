@@ -113,50 +113,36 @@ export class PortalViews {
     return deliveryView({ ...d, event_uuid: e.event_id, event_type: e.event_type });
   }
 
-  /** The payout approvals of the mode shown, with who asked (the CLABE only masked). */
-  async payoutApprovals(p: Scope, status?: string) {
-    const rows = await this.d.sql`
-      select pa.id, pa.status, pa.request, pa.clabe_masked, pa.amount_minor, pa.currency, pa.requested_by, pa.approver, pa.payout_id, pa.created_at,
-             m.email as requested_by_email, am.email as approver_email
-        from payout_approvals pa
-        left join portal_members m on m.id::text = pa.requested_by and m.tenant_id = pa.tenant_id
-        left join portal_members am on am.id::text = pa.approver and am.tenant_id = pa.tenant_id
-       where pa.tenant_id = ${p.tenantId} and pa.livemode = ${p.livemode} ${status ? this.d.sql`and pa.status = ${status}` : this.d.sql``}
-       order by pa.created_at desc limit 100`;
+  /**
+   * The refund or payout approvals (actors/approvals.ts, table `approvals`) of the mode shown, newest
+   * first, with who asked and who decided (a member's email, or an API key id). A payout's CLABE only
+   * masked; a refund's payment.
+   */
+  async approvals(p: Scope, kind: 'refund' | 'payout', status?: string) {
+    const sql = this.d.sql;
+    const rows = await sql`
+      select ap.id, ap.status, ap.request, ap.secret_masked, ap.amount_minor, ap.currency, ap.requested_by, ap.approver, ap.subject_id, ap.created_at,
+             a.payment_intent_id, m.email as requested_by_email, am.email as approver_email
+        from approvals ap
+        left join attempts a on ${kind === 'refund'} and a.id = (ap.request->>'attempt_id')::uuid and a.tenant_id = ap.tenant_id
+        left join portal_members m on m.id::text = ap.requested_by and m.tenant_id = ap.tenant_id
+        left join portal_members am on am.id::text = ap.approver and am.tenant_id = ap.tenant_id
+       where ap.tenant_id = ${p.tenantId} and ap.livemode = ${p.livemode} and ap.subject_kind = ${kind} ${status ? sql`and ap.status = ${status}` : sql``}
+       order by ap.created_at desc limit 100`;
     return {
       object: 'list' as const,
       data: rows.map((r) => {
-        const req = (r.request ?? {}) as Record<string, unknown>;
+        const req = (r.request ?? {}) as Record<string, string | null | undefined>;
         return {
-          id: r.id as string, object: 'payout_approval' as const, status: r.status as string, amount_minor: Number(r.amount_minor), currency: r.currency as string,
-          clabe_masked: r.clabe_masked as string, beneficiary_name: (req.beneficiary_name as string | undefined) ?? null, concepto: (req.concepto as string | undefined) ?? null,
+          id: r.id as string, object: `${kind}_approval` as const, status: r.status as string, amount_minor: Number(r.amount_minor), currency: r.currency as string,
+          ...(kind === 'refund'
+            ? { payment_intent_id: r.payment_intent_id as string, attempt_id: req.attempt_id as string, reason: req.reason ?? null }
+            : { clabe_masked: r.secret_masked as string, beneficiary_name: req.beneficiary_name ?? null, concepto: req.concepto ?? null, payout_id: (r.subject_id as string | null) ?? null }),
           requested_by: r.requested_by as string, requested_by_email: (r.requested_by_email as string | null) ?? null,
           approver: (r.approver as string | null) ?? null, approver_email: (r.approver_email as string | null) ?? null,
-          payout_id: (r.payout_id as string | null) ?? null, created_at: iso(r.created_at),
+          created_at: iso(r.created_at),
         };
       }),
-    };
-  }
-
-  /** The refund approvals of the mode shown, with who asked (a member's email, or an API key id). */
-  async refundApprovals(p: Scope, status?: string) {
-    const rows = await this.d.sql`
-      select ra.*, a.payment_intent_id, m.email as requested_by_email, am.email as approver_email
-        from refund_approvals ra
-        join attempts a on a.id = ra.attempt_id and a.tenant_id = ra.tenant_id
-        left join portal_members m on m.id::text = ra.requested_by and m.tenant_id = ra.tenant_id
-        left join portal_members am on am.id::text = ra.approver and am.tenant_id = ra.tenant_id
-       where ra.tenant_id = ${p.tenantId} and ra.livemode = ${p.livemode} ${status ? this.d.sql`and ra.status = ${status}` : this.d.sql``}
-       order by ra.created_at desc limit 100`;
-    return {
-      object: 'list' as const,
-      data: rows.map((r) => ({
-        id: r.id as string, object: 'refund_approval' as const, payment_intent_id: r.payment_intent_id as string, attempt_id: r.attempt_id as string,
-        amount_minor: Number(r.amount_minor), currency: r.currency as string, reason: (r.reason as string | null) ?? null, status: r.status as string,
-        requested_by: r.requested_by as string, requested_by_email: (r.requested_by_email as string | null) ?? null,
-        approver: (r.approver as string | null) ?? null, approver_email: (r.approver_email as string | null) ?? null,
-        created_at: iso(r.created_at),
-      })),
     };
   }
 }

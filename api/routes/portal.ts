@@ -315,73 +315,41 @@ export const portalRoutes: RouteDef[] = [
     handler: async (ctx) => ({ status: 200, body: await ctx.deps.portal.auditLog(ctx.principal.tenantId, ctx.query) }),
   }),
 
-  // ---- four eyes: refund approvals decided by another member ----
-  defineRoute<unknown, { status?: 'pending' | 'approved' | 'rejected' }>({
-    ...base,
-    method: 'GET',
-    path: '/portal/api/refund_approvals',
-    auth: 'session',
-    scope: 'payments:read',
-    query: { type: 'object', additionalProperties: false, properties: { status: { enum: ['pending', 'approved', 'rejected'] } } },
-    summary: 'Refund approvals of the mode shown, with who asked',
-    responses: json,
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.portalViews.refundApprovals(ctx.principal, ctx.query.status) }),
-  }),
-  ...(['approve', 'reject'] as const).map((decision) =>
-    defineRoute({
+  // ---- four eyes: refund and payout approvals decided by another member ----
+  ...(['refund', 'payout'] as const).flatMap((kind) => [
+    defineRoute<unknown, { status?: 'pending' | 'approved' | 'rejected' }>({
       ...base,
-      method: 'POST',
-      path: `/portal/api/refund_approvals/{id}/${decision}`,
+      method: 'GET',
+      path: `/portal/api/${kind}_approvals`,
       auth: 'session',
-      scope: 'refunds:write',
-      notFound: 'refund_approval.not_found',
-      summary: decision === 'approve' ? 'Approve a refund another member asked for (never one\'s own)' : 'Reject a refund waiting for approval',
+      scope: 'payments:read',
+      query: { type: 'object', additionalProperties: false, properties: { status: { enum: ['pending', 'approved', 'rejected'] } } },
+      summary: `${kind === 'refund' ? 'Refund' : 'Payout'} approvals of the mode shown, with who asked`,
       responses: json,
-      errors: ['refund_approval.approver_conflict'],
-      handler: async (ctx) => {
-        const a = actorOf(ctx);
-        // The approver is the member: the refunds actor refuses the member who asked (four eyes).
-        const out = decision === 'approve'
-          ? await ctx.deps.refunds.approve(ctx.principal.tenantId, ctx.params.id, a.memberId)
-          : await ctx.deps.refunds.reject(ctx.principal.tenantId, ctx.params.id, a.memberId);
-        await ctx.deps.portal.audit(a, `refund_approval.${decision === 'approve' ? 'approved' : 'rejected'}`, ctx.params.id, {});
-        return { status: 200, body: out };
-      },
+      handler: async (ctx) => ({ status: 200, body: await ctx.deps.portalViews.approvals(ctx.principal, kind, ctx.query.status) }),
     }),
-  ),
-
-  defineRoute<unknown, { status?: 'pending' | 'approved' | 'rejected' }>({
-    ...base,
-    method: 'GET',
-    path: '/portal/api/payout_approvals',
-    auth: 'session',
-    scope: 'payments:read',
-    query: { type: 'object', additionalProperties: false, properties: { status: { enum: ['pending', 'approved', 'rejected'] } } },
-    summary: 'Payout approvals of the mode shown, with who asked',
-    responses: json,
-    handler: async (ctx) => ({ status: 200, body: await ctx.deps.portalViews.payoutApprovals(ctx.principal, ctx.query.status) }),
-  }),
-  ...(['approve', 'reject'] as const).map((decision) =>
-    defineRoute({
-      ...base,
-      method: 'POST',
-      path: `/portal/api/payout_approvals/{id}/${decision}`,
-      auth: 'session',
-      scope: 'payouts:write',
-      notFound: 'payout_approval.not_found',
-      summary: decision === 'approve' ? 'Approve a payout another member asked for (never one\'s own); it is sent' : 'Reject a payout waiting for approval',
-      responses: json,
-      errors: ['payout_approval.approver_conflict'],
-      handler: async (ctx) => {
-        const a = actorOf(ctx);
-        const out = decision === 'approve'
-          ? await ctx.deps.payouts.approve(ctx.principal.tenantId, ctx.params.id, a.memberId)
-          : await ctx.deps.payouts.reject(ctx.principal.tenantId, ctx.params.id, a.memberId);
-        await ctx.deps.portal.audit(a, `payout_approval.${decision === 'approve' ? 'approved' : 'rejected'}`, ctx.params.id, {});
-        return { status: 200, body: out };
-      },
-    }),
-  ),
+    ...(['approve', 'reject'] as const).map((decision) =>
+      defineRoute({
+        ...base,
+        method: 'POST',
+        path: `/portal/api/${kind}_approvals/{id}/${decision}`,
+        auth: 'session',
+        scope: kind === 'refund' ? 'refunds:write' : 'payouts:write',
+        notFound: `${kind}_approval.not_found`,
+        summary: decision === 'approve' ? `Approve a ${kind} another member asked for (never one's own)${kind === 'payout' ? '; it is sent' : ''}` : `Reject a ${kind} waiting for approval`,
+        responses: json,
+        errors: [`${kind}_approval.approver_conflict`],
+        handler: async (ctx) => {
+          const a = actorOf(ctx);
+          // The approver is the member: the approvals entity refuses the member who asked (four eyes).
+          const desk = kind === 'refund' ? ctx.deps.refunds : ctx.deps.payouts;
+          const out = await desk[decision](ctx.principal.tenantId, ctx.params.id, a.memberId);
+          await ctx.deps.portal.audit(a, `${kind}_approval.${decision === 'approve' ? 'approved' : 'rejected'}`, ctx.params.id, {});
+          return { status: 200, body: out };
+        },
+      }),
+    ),
+  ]),
 
   // ---- API keys ----
   defineRoute({
