@@ -81,7 +81,7 @@ export const lineResource = {
     match_rule: { type: 'string', enum: ['clave_rastreo', 'reference', 'concept', 'amount_date'], description: 'What tied the line to its charge.' },
     payment_intent_id: { ...uuid, description: 'The charge of a matched or partial line.' },
     attempt_id: uuid,
-    matched_by: { type: 'string', enum: ['import', 'charge_succeeded', 'rematch'] },
+    matched_by: { type: 'string', enum: ['import', 'charge_succeeded', 'rematch', 'manual'], description: 'manual: POST /v1/bank_statements/{id}/lines/{line}/match.' },
     matched_at: timestamp,
   },
 } as const;
