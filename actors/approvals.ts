@@ -52,6 +52,16 @@ export interface SubjectCreation<R = unknown> {
   writes?: Write[];
   /** The command's answer once committed. */
   result: R;
+  /**
+   * What is told outside Postgres once the approval committed (a release's notice to Redis). Run by
+   * approve() after the commit; a crash in between is for that party's own heal to repair.
+   */
+  afterCommit?: () => Promise<void>;
+}
+
+/** An approval step's result that still has work after its commit (SubjectCreation.afterCommit). */
+class WithAfterCommit<R> {
+  constructor(readonly result: R, readonly after: () => Promise<void>) {}
 }
 
 /** Who decides and what they add: the approver's name, an optional note, and what the subject's hooks need (an operator, a request id). */
@@ -138,7 +148,10 @@ export class Approvals<R = unknown> {
       },
       // The subject is prepared (reads, checks) only when the machine will create it.
       prepare: async (h, cmd) => (cmd.kind === 'approve' && h.row.status === 'pending' && !samePerson(cmd.approver, h.row.requested_by) ? subject.prepareCreation(h.row, cmd.approver, new Date(), cmd) : undefined),
-      plan: (h, cmd, env, creation) => planApproval(h, cmd, env, creation, subject),
+      plan: (h, cmd, env, creation) => {
+        const plan = planApproval(h, cmd, env, creation, subject);
+        return creation?.afterCommit && plan.result === creation.result ? { ...plan, result: new WithAfterCommit(plan.result, creation.afterCommit) } : plan;
+      },
     };
   }
 
@@ -184,9 +197,12 @@ export class Approvals<R = unknown> {
     return this.subject.view(toApproval(r));
   }
 
-  /** The operator approves: the subject is created in the approval's transaction; resolves to what prepareCreation said. */
-  approve(tenantId: string, id: string, approver: string, more?: Pick<Decision, 'note' | 'context'>): Promise<R> {
-    return this.step(id, { kind: 'approve', approver, tenantId, ...more }) as Promise<R>;
+  /** The operator approves: the subject is created in the approval's transaction (then its afterCommit runs); resolves to what prepareCreation said. */
+  async approve(tenantId: string, id: string, approver: string, more?: Pick<Decision, 'note' | 'context'>): Promise<R> {
+    const out = await this.step(id, { kind: 'approve', approver, tenantId, ...more });
+    if (!(out instanceof WithAfterCommit)) return out as R;
+    await out.after();
+    return out.result as R;
   }
 
   /** The operator rejects: nothing is created; resolves to the approval's projection. */

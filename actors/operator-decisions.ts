@@ -59,7 +59,7 @@ export interface OperatorDecisionsDeps {
   sql: Sql;
   actor: EntityActor;
   targets: DecisionTargets;
-  /** After a release committed: the tenant's keys are served again on every process (api/auth.ts KeyStore). */
+  /** After a release committed (the approval's afterCommit): the tenant's keys are served again on every process (api/auth.ts KeyStore). */
   announceRelease(keyIds: string[]): Promise<void>;
 }
 
@@ -120,7 +120,7 @@ export class OperatorDecisions {
       codes: { notFound: 'operator_decision.not_found', resolutionConflict: 'operator_decision.resolution_conflict', approverConflict: 'operator_decision.self_approval_conflict' },
       approverConflictMessage: 'Four-eyes rule: the operator who asked for this decision cannot approve it; another operator must.',
       view: (r) => decisionView(r),
-      prepareCreation: (ap, _approver, at, decision) => this.execution(ap, decision.context as DecisionContext, decision.note, at),
+      prepareCreation: (ap, _approver, at, decision) => this.execution(ap, decision.context as DecisionContext, at),
       decisionWrites: (ap, to, decision, env) => {
         const c = decision.context as DecisionContext;
         const q = ap.request as unknown as DecisionRequest;
@@ -137,7 +137,7 @@ export class OperatorDecisions {
    * second operator; reason: the asker's, and who asked and who approved). Reads and refusals
    * happen here, outside the transaction; what they read is fenced.
    */
-  private async execution(ap: ApprovalRow, c: DecisionContext, _note: string | undefined, _at: Date): Promise<SubjectCreation<DecisionOutcome>> {
+  private async execution(ap: ApprovalRow, c: DecisionContext, at: Date): Promise<SubjectCreation<DecisionOutcome>> {
     const q = ap.request as unknown as DecisionRequest;
     const scope = { tenantId: ap.tenant_id, livemode: ap.livemode };
     const reason = [q.reason, `four-eyes: asked by ${c.askedBy ?? ap.requested_by}, approved by ${c.by.email}`].filter(Boolean).join(' · ');
@@ -169,13 +169,17 @@ export class OperatorDecisions {
       // A tenant is no entity: the release is an update guarded on the suspension as read here
       // (suspended_at is kept to the millisecond, so the Date read compares exactly): a release or a
       // new suspension in between fails it inside Postgres; the step is retried from fresh state and
-      // then refused.
+      // then refused. Once committed, the keys are announced (a lost notice: the revoked-keys heal).
       const [t] = await this.d.sql`select id, suspended_at, suspended_reason from tenants where id = ${q.target_id}`;
       if (!t) throw new ApiError('tenant.not_found', `No tenant ${q.target_id}.`);
       if (!t.suspended_at) throw new ApiError('tenant.status_conflict', 'The tenant is not suspended (someone released it already): reject this decision.');
-      const env: StepEnv = { at: _at, now: _at, newId: randomUUID };
+      const env: StepEnv = { at, now: at, newId: randomUUID };
       return {
         id: q.target_id, result: { object: 'tenant', id: q.target_id, suspended: false },
+        afterCommit: async () => {
+          const keys = await this.d.sql`select id from api_keys where tenant_id = ${q.target_id} and revoked_at is null`;
+          await this.d.announceRelease(keys.map((k) => k.id as string));
+        },
         writes: [
           { op: 'update', table: 'tenants', id: q.target_id, set: { suspended_at: null, suspended_reason: null }, where: { suspended_at: t.suspended_at }, expect: 1 },
           audit(env, { suspended: false }, { suspended: true, reason: t.suspended_reason ?? null }),
@@ -239,10 +243,6 @@ export class OperatorDecisions {
     const [asker] = await this.d.sql`select email from portal_members where id::text = ${ap.requested_by}`;
     const context: DecisionContext = { by, requestId, askedBy: asker?.email as string | undefined };
     const outcome = await this.approvals.approve(ap.tenant_id, id, by.id, { note, context });
-    if ((ap.request as unknown as DecisionRequest).action === 'tenant.release') {
-      const keys = await this.d.sql`select id from api_keys where tenant_id = ${ap.tenant_id} and revoked_at is null`;
-      await this.d.announceRelease(keys.map((k) => k.id as string));
-    }
     return this.get(id, outcome);
   }
 
