@@ -956,14 +956,15 @@ export interface PgEvidenceReport {
   xids: number;
   backends: number;
   statements: PgStatement[];
-  /** Top-level statements only (nested ones, from triggers and functions, are inside them). */
+  /** Top-level statements only (nested ones, from triggers and functions, are inside them): `work`'s. */
   totals: { calls: number; execMs: number; walBytes: number };
   /**
    * Load-independent work of the window (top-level statements, so nested ones are not counted
    * twice): statements, rows, shared buffers hit/read/dirtied/written, WAL records, full-page
-   * images and bytes; plus `nestedCalls`, the statements run inside functions and triggers.
+   * images and bytes, executing time; plus `nestedCalls`, the statements run inside functions and
+   * triggers. The bench's own polls (statements marked `orq-bench`) are left out.
    */
-  work: { calls: number; nestedCalls: number; planMs: number; rows: number; blksHit: number; blksRead: number; blksDirtied: number; blksWritten: number; walRecords: number; walFpi: number; walBytes: number };
+  work: { calls: number; nestedCalls: number; planMs: number; execMs: number; rows: number; blksHit: number; blksRead: number; blksDirtied: number; blksWritten: number; walRecords: number; walFpi: number; walBytes: number };
   functions: Array<{ name: string; calls: number; selfMs: number; totalMs: number }>;
   /** Per table: sequential scans and rows they read, index scans, rows written (the busiest first). */
   tables: Array<{ name: string; seqScan: number; seqRows: number; idxScan: number; writes: number }>;
@@ -1031,8 +1032,7 @@ export class PgEvidence {
     let backendSysS = 0;
     for (const v of this.cpu.values()) (backendCpuS += v.last - v.v0), (backendSysS += v.slast - v.s0);
     let statements: PgStatement[] = [];
-    let totals = { calls: 0, execMs: 0, walBytes: 0 };
-    let work = { calls: 0, nestedCalls: 0, planMs: 0, rows: 0, blksHit: 0, blksRead: 0, blksDirtied: 0, blksWritten: 0, walRecords: 0, walFpi: 0, walBytes: 0 };
+    let work = { calls: 0, nestedCalls: 0, planMs: 0, execMs: 0, rows: 0, blksHit: 0, blksRead: 0, blksDirtied: 0, blksWritten: 0, walRecords: 0, walFpi: 0, walBytes: 0 };
     if (this.statementsOk) {
       const [{ oid: dbid }] = await this.sql`select oid::int8::float8 as oid from pg_database where datname = ${this.db}`;
       const rows = await this.sql`
@@ -1054,18 +1054,17 @@ export class PgEvidence {
         plans: r.plans as number,
         planMs: r.plan as number,
       }));
-      const [t] = await this.sql`select coalesce(sum(calls), 0)::float8 as calls, coalesce(sum(total_exec_time), 0)::float8 as ms, coalesce(sum(wal_bytes), 0)::float8 as wal
-          from pg_stat_statements where dbid = ${dbid} and toplevel`;
-      totals = { calls: t.calls as number, execMs: t.ms as number, walBytes: t.wal as number };
       const [w] = await this.sql`select coalesce(sum(calls) filter (where toplevel), 0)::float8 as calls, coalesce(sum(calls) filter (where not toplevel), 0)::float8 as nested,
                coalesce(sum(rows) filter (where toplevel), 0)::float8 as rows, coalesce(sum(total_plan_time), 0)::float8 as planms,
+               coalesce(sum(total_exec_time) filter (where toplevel), 0)::float8 as execms,
                coalesce(sum(shared_blks_hit) filter (where toplevel), 0)::float8 as hit, coalesce(sum(shared_blks_read) filter (where toplevel), 0)::float8 as read,
                coalesce(sum(shared_blks_dirtied) filter (where toplevel), 0)::float8 as dirtied, coalesce(sum(shared_blks_written) filter (where toplevel), 0)::float8 as written,
                coalesce(sum(wal_records) filter (where toplevel), 0)::float8 as walrec, coalesce(sum(wal_fpi) filter (where toplevel), 0)::float8 as fpi,
                coalesce(sum(wal_bytes) filter (where toplevel), 0)::float8 as wal
           from pg_stat_statements where dbid = ${dbid} and query not like '%orq-bench%'`;
-      work = { calls: w.calls as number, nestedCalls: w.nested as number, planMs: w.planms as number, rows: w.rows as number, blksHit: w.hit as number, blksRead: w.read as number, blksDirtied: w.dirtied as number, blksWritten: w.written as number, walRecords: w.walrec as number, walFpi: w.fpi as number, walBytes: w.wal as number };
+      work = { calls: w.calls as number, nestedCalls: w.nested as number, planMs: w.planms as number, execMs: w.execms as number, rows: w.rows as number, blksHit: w.hit as number, blksRead: w.read as number, blksDirtied: w.dirtied as number, blksWritten: w.written as number, walRecords: w.walrec as number, walFpi: w.fpi as number, walBytes: w.wal as number };
     }
+    const totals = { calls: work.calls, execMs: work.execMs, walBytes: work.walBytes };
     const xids = (await nextXid(this.sql)) - this.xid0;
     const fns = await this.sql`select schemaname || '.' || funcname as name, calls::float8 as calls, self_time as self, total_time as total
         from pg_stat_user_functions order by self_time desc limit ${top}`;

@@ -75,7 +75,7 @@ function perUnit(ev: PgEvidenceReport, units: number) {
     walBytes: w.walBytes / units,
     writeXacts: ev.xids / units,
     planMs: w.planMs / units,
-    execMs: ev.totals.execMs / units,
+    execMs: w.execMs / units,
     pgCpuMs: (1000 * ev.backendCpuS) / units,
     pgSysMs: (1000 * ev.backendSysS) / units,
   };
