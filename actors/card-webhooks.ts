@@ -5,8 +5,7 @@
 // a notice is a hint, never the evidence itself. Chargebacks open the attempt's dispute.
 import type { Sql } from '../kernel/db.js';
 import { ApiError } from '../kernel/errors.js';
-import { conektaChargeBookKey, verifyConektaWebhook } from '../connectors/card/conekta.js';
-import { SqlKeyBook } from '../connectors/card/key-book.js';
+import { verifyConektaWebhook, type ConektaAcquirer } from '../connectors/card/conekta.js';
 import { readOpenpayWebhook } from '../connectors/card/openpay.js';
 import { isObj } from '../connectors/card/http.js';
 import { openDispute } from './disputes.js';
@@ -14,7 +13,7 @@ import type { PaymentIntents } from './payment-intents.js';
 import type { Routing } from './routing.js';
 
 export class CardWebhooks {
-  constructor(private d: { sql: Sql; routing: Pick<Routing, 'credentialsFor' | 'recordVerification'>; payments: Pick<PaymentIntents, 'receiveNotice'> }) {}
+  constructor(private d: { sql: Sql; routing: Pick<Routing, 'credentialsFor' | 'recordVerification'>; payments: Pick<PaymentIntents, 'receiveNotice'>; conekta: Pick<ConektaAcquirer, 'orderOfCharge'> }) {}
 
   private async attemptBy(connector: string, tenantId: string, where: { providerRef?: string; providerKey?: string }) {
     const rows = where.providerKey
@@ -53,7 +52,7 @@ export class CardWebhooks {
     const o = ev.object;
     // A chargeback names its charge (`charge_id`, Conekta's chargeback object), not its order: the
     // adapter booked charge id → order id when the order was answered or found.
-    const byCharge = typeof o.charge_id === 'string' ? await new SqlKeyBook(this.d.sql).get('conekta', conektaChargeBookKey(o.charge_id)) : null;
+    const byCharge = typeof o.charge_id === 'string' ? await this.d.conekta.orderOfCharge(o.charge_id) : null;
     const orderId = byCharge ?? (typeof o.order_id === 'string' ? o.order_id : o.object === 'order' && typeof o.id === 'string' ? o.id : undefined);
     const attempt = orderId ? await this.attemptBy('conekta', tenantId, { providerRef: orderId }) : undefined;
     const eventId = String((JSON.parse(rawBody) as { id?: string }).id ?? `${ev.type}:${orderId}`);

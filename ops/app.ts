@@ -152,7 +152,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     runtime,
     router,
     routing,
-    cardWebhooks: new CardWebhooks({ sql, routing, payments }),
+    cardWebhooks: new CardWebhooks({ sql, routing, payments, conekta }),
     signups: new Signups({ sql, secrets }),
     portal,
     portalAsset: portalAssets(),

@@ -34,8 +34,7 @@ export const CONEKTA_ACCEPT = 'application/vnd.conekta-v2.3.0+json';
 export const LOST_ORDER_WINDOW = { beforeS: 300, afterS: 3600, pages: 8 } as const;
 const sentKey = (key: string) => `${key}#sent`;
 /** The key-book entry of a Conekta charge id → its order id (a chargeback names the charge). */
-export const conektaChargeBookKey = (chargeId: string) => `charge:${chargeId}`;
-const chargeKey = conektaChargeBookKey;
+const chargeKey = (chargeId: string) => `charge:${chargeId}`;
 
 type Mapped = { kind: 'hard_decline' | 'soft_decline'; code: string };
 const hard = (code: string): Mapped => ({ kind: 'hard_decline', code });
