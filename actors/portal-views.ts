@@ -85,8 +85,8 @@ export class PortalViews {
     const rows = await sql`
       select d.*, e.event_id as event_uuid, e.event_type from webhook_deliveries d join outbox_events e on e.id = d.event_id and e.tenant_id = d.tenant_id
        where d.tenant_id = ${p.tenantId} and d.endpoint_id = ${endpointId} ${q.status ? sql`and d.status = ${q.status}` : sql``}
-       order by d.id desc limit ${limit}`;
-    return { object: 'list' as const, data: rows.map(deliveryView), has_more: rows.length === limit };
+       order by d.id desc limit ${limit + 1}`;
+    return { object: 'list' as const, data: rows.slice(0, limit).map(deliveryView), has_more: rows.length > limit };
   }
 
   /**

@@ -74,6 +74,10 @@ t.test('activity, delivery log and resend: the receiver gets the same event agai
   t.pass('the receiver got the event again, with the same event_id');
   const after = await until(() => a.call('GET', `/v1/webhook_endpoints/${ep.body.id}/deliveries`, { key: ten.testKey }), (r) => r.body.data.find((x: any) => x.id === d.id)?.status === 'succeeded');
   t.equal(after.body.data.find((x: any) => x.id === d.id).attempts, 1);
+  // has_more says whether more deliveries exist, not whether the page is full.
+  const all = after.body.data.length;
+  t.equal((await a.call('GET', `/v1/webhook_endpoints/${ep.body.id}/deliveries?limit=${all}`, { key: ten.testKey })).body.has_more, false, 'a page holding every delivery has no more');
+  if (all > 1) t.equal((await a.call('GET', `/v1/webhook_endpoints/${ep.body.id}/deliveries?limit=${all - 1}`, { key: ten.testKey })).body.has_more, true, 'a shorter page has more');
 
   const other = await a.newTenant();
   t.equal((await a.call('POST', `/v1/webhook_deliveries/${d.id}/resend`, { key: other.testKey })).status, 404, 'another tenant cannot resend it');
