@@ -203,11 +203,11 @@ export class Invoices {
   private async charge(tenantId: string, livemode: boolean, id: string): Promise<Charge> {
     const [r] = await this.sql`
       select pi.id, pi.amount_minor as total, pi.tip_minor, pi.currency,
-        (select coalesce(sum(r.amount_minor), 0) from refunds r join attempts a on a.id = r.attempt_id
-          where a.payment_intent_id = pi.id and r.status = 'succeeded') as refunded, pi.status, pi.receipt_code, pi.updated_at,
-        (select a.method from attempts a where a.payment_intent_id = pi.id and a.status in ('captured', 'settled', 'partially_refunded', 'refunded')
+        (select coalesce(sum(r.amount_minor), 0) from refunds r join attempts a on a.id = r.attempt_id and a.tenant_id = r.tenant_id
+          where a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id and r.status = 'succeeded') as refunded, pi.status, pi.receipt_code, pi.updated_at,
+        (select a.method from attempts a where a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id and a.status in ('captured', 'settled', 'partially_refunded', 'refunded')
           order by a.created_at desc limit 1) as method,
-        (select a.card_funding from attempts a where a.payment_intent_id = pi.id and a.status in ('captured', 'settled', 'partially_refunded', 'refunded')
+        (select a.card_funding from attempts a where a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id and a.status in ('captured', 'settled', 'partially_refunded', 'refunded')
           order by a.created_at desc limit 1) as funding
       from payment_intents pi where pi.id = ${id} and pi.tenant_id = ${tenantId} and pi.livemode = ${livemode}`;
     if (!r) throw new ApiError('invoice.intent_not_found', `No payment intent ${id} for this key.`);
@@ -455,7 +455,7 @@ export class Invoices {
     if (row.status !== 'stamped') throw new ApiError('invoice.invalid_replacement', `Invoice ${id} is "${row.status}": only a live (stamped) invoice is replaced.`);
     if (row.metodo_pago !== metodo) throw new ApiError('invoice.invalid_replacement', `Invoice ${id} is ${row.metodo_pago}; replace it with the same kind of invoice.`);
     if (row.receptor.rfc !== receptor.rfc) throw new ApiError('invoice.invalid_replacement', `Invoice ${id} is for receptor ${row.receptor.rfc}; a replacement (TipoRelacion 04) is for the same RFC (${receptor.rfc} given).`);
-    const [other] = await this.sql`select id from invoices where replaces_invoice_id = ${id} and status in ('pending', 'stamped', 'cancel_pending')`;
+    const [other] = await this.sql`select id from invoices where tenant_id = ${p.tenantId} and replaces_invoice_id = ${id} and status in ('pending', 'stamped', 'cancel_pending')`;
     if (other) throw new ApiError('invoice.invalid_replacement', `Invoice ${id} already has a live replacement, ${other.id}.`);
     return row;
   }
@@ -502,7 +502,7 @@ export class Invoices {
       const known: HydratedInvoice = { row, clockOffsetMs: p.livemode ? 0 : now.getTime() - at.getTime(), pendingPayments: [], pendingNotes: [] };
       const record = async (a: PacAnswer) => ({ a, done: await this.step<InvoiceRow>(row.id, { kind: 'stamp', answer: a, respond: 201 }, idem, known) });
       const { a, done } = await this.pacSettle(this.cfdiCall(ctx, row.sealed_xml, false, record), known, (e) => `${e.message}. Invoice ${row.id} stays pending; retry with the same Idempotency-Key.`, (e) =>
-        this.sql`update invoices set error_detail = ${`${pacErrorCode(e)}: ${e.message}`} where id = ${row.id} and status = 'pending'`);
+        this.sql`update invoices set error_detail = ${`${pacErrorCode(e)}: ${e.message}`} where id = ${row.id} and tenant_id = ${row.tenant_id} and status = 'pending'`);
       if (done.status === 'error') throw new ApiError('invoice.pac_error', `The CFDI of invoice ${row.id} was not recorded (now "error", not live): ${done.error_detail}`);
       if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the CFDI of invoice ${row.id} (now "error", not live): ${a.code} ${a.message}`);
       return done;
@@ -662,7 +662,7 @@ export class Invoices {
     const invoiceId = id;
     const inv0 = await this.get(p, invoiceId);
     if (inv0.status === 'cancelled' || inv0.status === 'cancel_pending') {
-      const [c] = await this.sql`select * from invoice_cancellations where invoice_id = ${invoiceId} and document_kind = 'invoice' order by created_at desc limit 1`;
+      const [c] = await this.sql`select * from invoice_cancellations where invoice_id = ${invoiceId} and tenant_id = ${p.tenantId} and document_kind = 'invoice' order by created_at desc limit 1`;
       if (c) return c; // already asked: the same answer
     }
     if (inv0.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${invoiceId} is "${inv0.status}": only a stamped invoice is cancelled.`);
@@ -684,8 +684,8 @@ export class Invoices {
   /** SAT refuses to cancel a CFDI while CFDIs that relate it are live: name them. */
   private async refuseWithLiveRelated(r: InvoiceRow): Promise<void> {
     const live = await this.sql`
-      select 'payment' as kind, id, rep_uuid as uuid, parcialidad from invoice_payments where invoice_id = ${r.id} and status in ('pending', 'stamped')
-      union all select 'credit_note', id, uuid_fiscal, null from credit_notes where invoice_id = ${r.id} and status in ('pending', 'stamped')
+      select 'payment' as kind, id, rep_uuid as uuid, parcialidad from invoice_payments where invoice_id = ${r.id} and tenant_id = ${r.tenant_id} and status in ('pending', 'stamped')
+      union all select 'credit_note', id, uuid_fiscal, null from credit_notes where invoice_id = ${r.id} and tenant_id = ${r.tenant_id} and status in ('pending', 'stamped')
       order by 1, 4 desc nulls last`;
     if (!live.length) return;
     const names = live.map((x) => `${x.kind === 'payment' ? `payment complement ${x.id} (parcialidad ${x.parcialidad})` : `credit note ${x.id}`}${x.uuid ? ` ${x.uuid}` : ''}`);
@@ -713,7 +713,7 @@ export class Invoices {
     if (!d) throw new ApiError('invoice.not_found');
     const kind: 'payment' | 'credit_note' = pay ? 'payment' : 'credit_note';
     if (d.status === 'cancelled') {
-      const [c] = await this.sql`select * from invoice_cancellations where document_id = ${id} order by created_at desc limit 1`;
+      const [c] = await this.sql`select * from invoice_cancellations where document_id = ${id} and tenant_id = ${p.tenantId} order by created_at desc limit 1`;
       if (c) return c;
     }
     if (d.status !== 'stamped') throw new ApiError('invoice.not_stamped', `CFDI ${id} is "${d.status}": only a stamped CFDI is cancelled.`);
@@ -721,7 +721,7 @@ export class Invoices {
     const ctx = await this.context(p.tenantId, p.livemode);
     return this.d.actor.withLock(this.def, d.invoice_id, LOCK_WAIT_MS, async () => {
       const h = await this.fresh(d.invoice_id, p);
-      const [cur] = kind === 'payment' ? await this.sql`select * from invoice_payments where id = ${id}` : await this.sql`select * from credit_notes where id = ${id}`;
+      const [cur] = kind === 'payment' ? await this.sql`select * from invoice_payments where id = ${id} and tenant_id = ${p.tenantId}` : await this.sql`select * from credit_notes where id = ${id} and tenant_id = ${p.tenantId}`;
       if (kind === 'payment' && Number(cur!.parcialidad) !== h.row.parcialidades) {
         throw new ApiError('invoice.related_documents_live', `Payment complement ${id} is parcialidad ${cur!.parcialidad} of ${h.row.parcialidades}: cancel the later ones first.`);
       }
@@ -765,7 +765,7 @@ export class Invoices {
           // SAT's final answers: Cancelado, or Vigente with the request refused. "En proceso", a
           // Vigente without the request yet and "No Encontrado" (SAT's lag) wait for the next sweep.
           if (out.kind !== 'cancelled' && out.kind !== 'rejected') return;
-          const [c] = await this.sql`select id from invoice_cancellations where invoice_id = ${invoiceId} and document_kind = 'invoice' and status = 'pending' order by created_at desc limit 1`;
+          const [c] = await this.sql`select id from invoice_cancellations where invoice_id = ${invoiceId} and tenant_id = ${x.row.tenant_id} and document_kind = 'invoice' and status = 'pending' order by created_at desc limit 1`;
           await this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, void>(this.def, undefined, invoiceId, { kind: 'cancel_outcome', cancellationId: c?.id, outcome: out.kind, acuse: undefined }, { waitMs: 0, known: x });
         },
         idle: () => undefined,
