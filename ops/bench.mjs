@@ -79,7 +79,8 @@ if (!existsSync(stamp) || readFileSync(stamp, 'utf8').trim() !== sha) {
     const r = spawnSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit' });
     if (r.status !== 0) process.exit(r.status ?? 1);
   }
-  const b = spawnSync(process.execPath, [join(dir, 'ops', 'build.mjs')], { cwd: dir, stdio: 'inherit' });
+  // The baseline's own build script (its package.json): commits before ops/build.mjs built with tsc alone.
+  const b = spawnSync('npm', ['run', '--silent', 'build'], { cwd: dir, stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);
   writeFileSync(stamp, sha + '\n');
 }
