@@ -65,6 +65,9 @@ interface RateResult {
   load: string;
   drainS: number;
   invoices?: { sent: number; ok: number; p99: number };
+  /** answers slower than 50 ms: how many, and the slowest 20 with when they were due (s into the window) */
+  slowCount: number;
+  slow: Array<{ atS: number; ms: number }>;
 }
 
 async function main(): Promise<number> {
@@ -150,6 +153,7 @@ async function main(): Promise<number> {
     const openLoop = async (rate: number, seconds: number, next: () => { path: string; body: string } | undefined) => {
       const n = Math.round(rate * seconds);
       const lat: number[] = [];
+      const slow: Array<{ atS: number; ms: number }> = []; // when in the window the slow answers were due
       const statuses: Record<string, number> = {};
       let errors = 0;
       const errorTexts: string[] = [];
@@ -166,7 +170,9 @@ async function main(): Promise<number> {
             .request({ method: 'POST', path: req.path, headers: headers(), body: req.body })
             .then(async (r) => {
               await r.body.dump();
-              lat.push(performance.now() - due);
+              const ms = performance.now() - due;
+              lat.push(ms);
+              if (ms > 50) slow.push({ atS: (due - t0) / 1000, ms });
               statuses[r.statusCode] = (statuses[r.statusCode] ?? 0) + 1;
             })
             .catch((e: Error) => {
@@ -176,7 +182,8 @@ async function main(): Promise<number> {
         );
       }
       await Promise.all(inflight);
-      return { sent: inflight.length, lat, statuses, errors, errorTexts, wallS: (performance.now() - t0) / 1000 };
+      slow.sort((a, b) => b.ms - a.ms);
+      return { sent: inflight.length, lat, slow: slow.slice(0, 20), slowCount: slow.length, statuses, errors, errorTexts, wallS: (performance.now() - t0) / 1000 };
     };
     const confirmBody = JSON.stringify({ payment_method: 'card', payment_token: 'tok_sim_ok' });
     const confirms = (ids: string[]) => () => {
@@ -228,6 +235,8 @@ async function main(): Promise<number> {
         stealPct: c.stealPct,
         load,
         drainS,
+        slowCount: r.slowCount,
+        slow: r.slow,
       };
       if (ir) res.invoices = { sent: ir.sent, ok: ir.statuses['201'] ?? ir.statuses['200'] ?? 0, p99: latencyStats(ir.lat).p99 };
       results.push(res);
@@ -240,7 +249,8 @@ async function main(): Promise<number> {
       process.stdout.write(
         `${rate}/s: sent ${r.sent}, ${ok} x 200, p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms, max ${fmt(s.max, 1)} ms; app CPU ${fmt(res.appCpuPct)}%, Postgres ${fmt(res.pgCpuMsPerConfirm, 2)} ms/payment, other ${fmt(c.otherPct)}%, steal ${fmt(c.stealPct)}% (load ${load}); drained ${fmt(drainS, 1)} s` +
           (res.invoices ? `; invoices ${res.invoices.ok}/${res.invoices.sent} p99 ${fmt(res.invoices.p99, 1)} ms` : '') +
-          '\n',
+          '\n' +
+          (r.slowCount ? `  ${r.slowCount} answers over 50 ms; slowest due at (s into the window: ms): ${r.slow.slice(0, 8).map((x) => `${fmt(x.atS, 2)}: ${fmt(x.ms, 0)}`).join(', ')}\n` : ''),
       );
       if (s.p99 > o['stop-ms'] && ++over >= 2) break;
     }
