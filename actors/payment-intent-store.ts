@@ -52,6 +52,8 @@ export interface HydratedIntent extends Hydrated<IntentRow> {
   review?: { id: string; request: Record<string, unknown> | null };
   /** The tenant's active risk rules, when asked for (a confirm evaluates them). */
   rules?: RiskRuleRow[];
+  /** The intent's customer as a buyer (name, email), when asked for (a charge sends it to connectors that want one: Conekta). */
+  buyer?: { name?: string; email?: string };
 }
 
 /** A risk rule as the confirm evaluates it (actors/risk.ts). */
@@ -139,6 +141,12 @@ function toAttempt(r: Record<string, unknown>): AttemptRow {
   return { ...(r as unknown as AttemptRow), amount_minor: Number(r.amount_minor), fee_minor: num(r.fee_minor) as number | null };
 }
 
+/** The customer row's name and email as a buyer; absent ones (and a deleted customer, or none) are left out. */
+function buyerOf(v: unknown): { name?: string; email?: string } {
+  const o = (v ?? {}) as { name?: unknown; email?: unknown };
+  return { ...(typeof o.name === 'string' && o.name ? { name: o.name } : {}), ...(typeof o.email === 'string' && o.email ? { email: o.email } : {}) };
+}
+
 export const OPEN = new Set(['pending', 'authorized', 'requires_action']);
 
 /**
@@ -146,8 +154,9 @@ export const OPEN = new Set(['pending', 'authorized', 'requires_action']);
  * another tenant's id reads as absent. Workers, which only see ids their own actors enqueued,
  * pass no tenant.
  */
-export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: boolean, opts: { rules?: boolean } = {}): Promise<HydratedIntent | undefined> {
-  // One round trip: the intent, its attempts and its pending review (and the tenant's risk rules).
+export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: boolean, opts: { rules?: boolean; buyer?: boolean } = {}): Promise<HydratedIntent | undefined> {
+  // One round trip: the intent, its attempts and its pending review (and the tenant's risk rules; the
+  // customer's name and email for a charge: a primary-key read in the same statement, no extra query).
   const rows = await db`
     select pi.*, ${tenantOffsetMsSql(db, 'pi.tenant_id', 'pi.livemode')} as clock_offset_ms,
            coalesce((select json_agg(a order by a.created_at, a.id) from attempts a where a.payment_intent_id = pi.id), '[]') as attempts_json,
@@ -156,10 +165,14 @@ export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: 
              ? db`, coalesce((select json_agg(json_build_object('id', k.id, 'field', k.field, 'operator', k.operator, 'value', k.value, 'action', k.action) order by k.created_at)
                          from risk_rules k where k.tenant_id = pi.tenant_id and k.active), '[]') as rules_json`
              : db``}
+           ${opts.buyer
+             ? db`, (select json_build_object('name', c.name, 'email', c.email) from customers c
+                      where c.id = pi.customer_id and c.tenant_id = pi.tenant_id and c.deleted_at is null) as buyer_json`
+             : db``}
       from payment_intents pi
      where pi.id = ${id} ${tenantId === undefined ? db`` : db`and pi.tenant_id = ${tenantId}`} ${livemode === undefined ? db`` : db`and pi.livemode = ${livemode}`}`;
   if (!rows.length) return undefined;
-  const { attempts_json, review_json, rules_json, clock_offset_ms, ...intentRow } = rows[0] as Record<string, unknown>;
+  const { attempts_json, review_json, rules_json, buyer_json, clock_offset_ms, ...intentRow } = rows[0] as Record<string, unknown>;
   const intent = toIntentRow(intentRow);
   const as = (attempts_json as Array<Record<string, unknown>>).map((a) =>
     toAttempt({
@@ -177,5 +190,6 @@ export async function hydrate(db: Db, id: string, tenantId?: string, livemode?: 
     open: as.find((a) => OPEN.has(a.status)),
     review: review ?? undefined,
     ...(opts.rules ? { rules: rules_json as RiskRuleRow[] } : {}),
+    ...(opts.buyer ? { buyer: buyerOf(buyer_json) } : {}),
   };
 }

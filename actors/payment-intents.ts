@@ -457,9 +457,9 @@ export class PaymentIntents {
   }
 
   /** Runs the provider call and the evidence step under the intent's lock (nothing changes in between). */
-  private underLock(intentId: string, scope: Scope | undefined, fn: (h: HydratedIntent) => Promise<unknown>) {
+  private underLock(intentId: string, scope: Scope | undefined, fn: (h: HydratedIntent) => Promise<unknown>, opts: { buyer?: boolean } = {}) {
     return this.d.actor.withLock(this.def, intentId, 2000, async () => {
-      const h = await hydrate(this.d.sql, intentId, scope?.tenantId, scope?.livemode);
+      const h = await hydrate(this.d.sql, intentId, scope?.tenantId, scope?.livemode, opts);
       if (!h) return { skipped: 'unknown intent' };
       return fn(h);
     });
@@ -495,6 +495,7 @@ export class PaymentIntents {
           currency: attempt.currency,
           paymentToken: attempt.payment_token ?? undefined,
           payerIp: attempt.payer_ip ?? undefined,
+          buyer: h.buyer,
           now: new Date(Date.now() + h.clockOffsetMs),
         }),
       lookup: () => connector.retrieve(attempt.provider_key, ctxOf(attempt)),
@@ -539,7 +540,7 @@ export class PaymentIntents {
       if (!attempt) return { skipped: 'unknown attempt' };
       const mayHaveCalled = info.attemptsMade > 0 || info.stalled || d.settle === true;
       return (await settleLocked(this.chargeCall(attempt, mayHaveCalled), h)).result;
-    });
+    }, { buyer: true });
   }
 
   private captureAttempt(d: AttemptJob, info: JobInfo) {

@@ -32,6 +32,11 @@ export interface ChargeRequest {
   paymentToken?: string;
   /** The shopper's IP (confirm's `payer_ip`, or the browser's address at the public checkout); Openpay requires it. */
   payerIp?: string;
+  /**
+   * The buyer, when the intent names a customer (its name and email; the spec's customer has no
+   * phone). Personal data: sent to the connector only, never logged. Conekta requires one per order.
+   */
+  buyer?: { name?: string; email?: string };
   /** The tenant's clock (test mode follows the test clock): push expiries are computed from it. */
   now: Date;
 }

@@ -155,6 +155,25 @@ t.test('Openpay gets the shopper\'s IP: the confirm\'s payer_ip, or the browser\
   t.match(rec.attempts, [{ connector_key: 'openpay', status: 'failed', failure_code: 'payer_ip_required' }, { connector_key: 'conekta', status: 'captured' }], 'no IP: not sent to Openpay, taken by Conekta');
 });
 
+t.test('Conekta orders name the intent\'s customer as buyer, read with the intent (issue 28.4)', async (t) => {
+  const ten = await a.newTenant('Buyer');
+  await enable(ten);
+  await a.call('DELETE', '/v1/routing/connectors/openpay', { key: ten.testKey }); // Conekta only
+  const c = await a.call('POST', '/v1/customers', { key: ten.testKey, body: { name: 'Ana Pérez', email: 'ana.perez@example.com' }, headers: idem() });
+  t.equal(c.status, 201, c.text);
+  const pay = async (body: Record<string, unknown>) => {
+    const pi = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 12000, currency: 'MXN', ...body }, headers: idem() });
+    t.equal(pi.status, 201, pi.text);
+    await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key: ten.testKey, body: { payment_token: 'tok_test_visa_4242', payment_method: 'card' }, headers: idem() });
+    const done = (await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key: ten.testKey }), (x) => ['succeeded', 'failed'].includes(x.body.status))).body;
+    t.match(done.attempts, [{ connector_key: 'conekta', status: 'captured' }]);
+    return conekta.orders.get(done.attempts[0].provider_ref)!.customer_info;
+  };
+  t.match(await pay({ customer_id: c.body.id }), { name: 'Ana Pérez', email: 'ana.perez@example.com' }, 'the customer is the buyer');
+  t.match(await pay({}), { name: 'Cliente', email: 'pagos@orquesta.invalid' }, 'no customer: the documented placeholder');
+  t.same(conekta.violations, [], 'valid against Conekta\'s schema');
+});
+
 t.test('a tokenizer-bound token (<connector>:<token>) is charged on that connector only; live checkout config names the tokenizer', async (t) => {
   const ten = await a.newTenant('Bound tokens');
   await enable(ten); // openpay is the cheaper

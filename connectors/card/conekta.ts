@@ -36,6 +36,28 @@ const sentKey = (key: string) => `${key}#sent`;
 /** The key-book entry of a Conekta charge id → its order id (a chargeback names the charge). */
 const chargeKey = (chargeId: string) => `charge:${chargeId}`;
 
+/**
+ * What stands in for a buyer field Orquesta does not know. Conekta's `customer_info` requires name,
+ * email and phone (conekta/openapi `schemas/customers/customer_info.yml`; the newer copy also lists
+ * `corporate`, default false), but a payment intent knows at most its customer's name and email (the
+ * spec's customer has no phone, and no billing details are collected). The email is on the reserved
+ * `.invalid` domain (RFC 2606) and the phone a fixed ten-digit placeholder: neither reaches a person.
+ */
+export const CONEKTA_UNKNOWN_BUYER = { name: 'Cliente', email: 'pagos@orquesta.invalid', phone: '5500000000' } as const;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** `customer_info` of an order: the intent's customer where known, CONEKTA_UNKNOWN_BUYER for the rest (docs/routing.md). */
+export function conektaCustomerInfo(buyer: ChargeRequest['buyer']): { name: string; email: string; phone: string; corporate: false } {
+  const name = buyer?.name?.trim().slice(0, 250);
+  const email = buyer?.email?.trim();
+  return {
+    name: name || CONEKTA_UNKNOWN_BUYER.name,
+    email: email && EMAIL.test(email) ? email : CONEKTA_UNKNOWN_BUYER.email,
+    phone: CONEKTA_UNKNOWN_BUYER.phone,
+    corporate: false,
+  };
+}
+
 type Mapped = { kind: 'hard_decline' | 'soft_decline'; code: string };
 const hard = (code: string): Mapped => ({ kind: 'hard_decline', code });
 
@@ -167,7 +189,7 @@ export class ConektaAcquirer implements Acquirer {
     // keeps a key is not documented, so the lookup above stays the first resort (docs/routing.md).
     const a = await callJson(this.o, 'POST', '/orders', { ...headers, 'idempotency-key': req.idempotencyKey }, {
       currency: req.currency,
-      customer_info: { name: 'Orquesta', email: 'pagos@orquesta.invalid', phone: '5500000000' },
+      customer_info: conektaCustomerInfo(req.buyer),
       line_items: [{ name: 'Cargo', unit_price: req.amountMinor, quantity: 1 }],
       charges: [{ payment_method: pm, amount: req.amountMinor, reference_id: req.idempotencyKey }],
       pre_authorize: false,

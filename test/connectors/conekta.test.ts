@@ -5,7 +5,7 @@
 // checked against Conekta's published schema (the fake records violations).
 import t from 'tap';
 import { generateKeyPairSync, privateEncrypt, createHash, randomUUID } from 'node:crypto';
-import { CONEKTA_ACCEPT, CONEKTA_ERROR_CODES, CONEKTA_FAILURE_CODES, ConektaAcquirer, verifyConektaWebhook } from '../../connectors/card/conekta.js';
+import { CONEKTA_ACCEPT, CONEKTA_ERROR_CODES, CONEKTA_FAILURE_CODES, CONEKTA_UNKNOWN_BUYER, ConektaAcquirer, verifyConektaWebhook } from '../../connectors/card/conekta.js';
 import { MemoryKeyBook } from '../../connectors/card/http.js';
 import { OutcomeUnknown } from '../../kernel/outbound.js';
 import { CONEKTA_DOCUMENTED_CODES, CONEKTA_DOCUMENTED_FAILURE_CODES, FakeConekta } from '../fakes/conekta.js';
@@ -131,6 +131,20 @@ t.test('a chargeback names the charge: the adapter books charge id → order id'
   const order = fake.orders.get((o as { providerRef: string }).providerRef)!;
   const cb = fake.chargeback(order);
   t.equal(await conekta.orderOfCharge(cb.charge_id as string), order.id);
+});
+
+t.test('the order names the intent\'s customer as its buyer; what is not known is the documented placeholder (issue 28.4)', async (t) => {
+  const send = async (buyer?: { name?: string; email?: string }) => {
+    const attemptId = randomUUID();
+    const o = await conekta.charge({ idempotencyKey: `orq_att_${attemptId}`, attemptId, tenantId: randomUUID(), livemode: false, method: 'card', amountMinor: 7000, currency: 'MXN', paymentToken: fake.issueToken('ok'), now: new Date(), ...(buyer ? { buyer } : {}) });
+    t.match(o, { kind: 'captured' });
+    return fake.orders.get((o as { providerRef: string }).providerRef)!.customer_info;
+  };
+  t.match(await send({ name: 'Ana Pérez', email: 'ana@example.com' }), { name: 'Ana Pérez', email: 'ana@example.com', phone: CONEKTA_UNKNOWN_BUYER.phone }, 'the customer\'s name and email');
+  t.match(await send({ email: 'solo@example.com' }), { name: CONEKTA_UNKNOWN_BUYER.name, email: 'solo@example.com' }, 'an email without a name');
+  t.match(await send({ name: 'Sin Correo', email: 'not an email' }), { name: 'Sin Correo', email: CONEKTA_UNKNOWN_BUYER.email }, 'an email Conekta would refuse (format: email) is not sent');
+  t.match(await send(), { name: CONEKTA_UNKNOWN_BUYER.name, email: CONEKTA_UNKNOWN_BUYER.email, phone: CONEKTA_UNKNOWN_BUYER.phone }, 'no customer: the placeholder buyer');
+  t.match(CONEKTA_UNKNOWN_BUYER.email, /\.invalid$/, 'the placeholder email reaches nobody (RFC 2606)');
 });
 
 t.test('every request the adapter sent and every answer the fake gave matched Conekta\'s published schema', async (t) => {
