@@ -10,6 +10,7 @@ import { ApiError } from '../kernel/errors.js';
 import type { EntityRow, Hydrated, Plan, StepEnv } from '../kernel/entity.js';
 import { machineStep } from '../kernel/machine-step.js';
 import { invoiceMachine, type InvoiceEffect, type InvoiceEvent, type InvoiceStatus } from '../machines/invoice.js';
+import { cfdiDocumentMachine, type CfdiDocumentEffect, type CfdiDocumentEvent, type CfdiDocumentStatus } from '../machines/cfdi-document.js';
 import type { ReceptorInput } from '../formats/cfdi/receptor.js';
 import { resumen16, type ResumenImpuestos } from '../formats/cfdi/impuestos.js';
 import { ivaInside } from '../kernel/ledger.js';
@@ -56,7 +57,14 @@ export interface HydratedInvoice extends Hydrated<InvoiceRow> {
   pendingPayments: Record<string, any>[];
   /** Credit notes (credit_notes rows) waiting for the PAC's answer: at most one. */
   pendingNotes: Record<string, any>[];
-  /** The REP or credit note a `cancel_document` step is about (loaded by the caller). */
+  /**
+   * Payment complements whose cancellation SAT holds for the receptor (`cancel_pending`): while one
+   * waits, no REP takes a later place in the chain (its acceptance gives its place back).
+   */
+  cancelPendingPayments?: Record<string, any>[];
+  /** Credit notes whose cancellation SAT holds for the receptor (`cancel_pending`). */
+  cancelPendingNotes?: Record<string, any>[];
+  /** The REP or credit note a `cancel_document` / `cancel_document_outcome` step is about (loaded by the caller). */
   document?: Record<string, any>;
 }
 
@@ -74,8 +82,10 @@ export type InvoiceCommand =
   | { kind: 'cancel'; cancellationId: string; outcome: 'cancelled' | 'pending'; motivo: string; folioSustitucion?: string; acuse?: string }
   /** SAT's final answer to a cancellation that waited for the receptor (`cancel_pending`). */
   | { kind: 'cancel_outcome'; cancellationId?: string; outcome: 'cancelled' | 'rejected'; acuse?: string }
-  /** A payment complement (REP) or credit note of the invoice cancelled by SAT. */
-  | { kind: 'cancel_document'; document: 'payment' | 'credit_note'; documentId: string; cancellationId: string; motivo: string; acuse?: string };
+  /** SAT's answer to the cancellation of a payment complement (REP) or credit note of the invoice: cancelled, or held for the receptor (`pending`). */
+  | { kind: 'cancel_document'; document: 'payment' | 'credit_note'; documentId: string; cancellationId: string; outcome: 'cancelled' | 'pending'; motivo: string; acuse?: string }
+  /** SAT's final answer to a REP's or credit note's cancellation that waited for the receptor. */
+  | { kind: 'cancel_document_outcome'; document: 'payment' | 'credit_note'; documentId: string; cancellationId?: string; outcome: 'cancelled' | 'rejected' };
 
 const iso = (d: Date) => d.toISOString();
 
@@ -167,6 +177,42 @@ function transition(from: InvoiceStatus, event: InvoiceEvent['type']) {
   return { to: s.value as InvoiceStatus, emits: s.effects.filter((e) => e.type === 'emit').map((e) => e.params!.event) };
 }
 
+/** The document machine's step (a REP's or credit note's status; throws when the event does not apply). */
+function docTransition(from: CfdiDocumentStatus, event: CfdiDocumentEvent['type']) {
+  const s = machineStep<{ type: string; params?: { event: CfdiDocumentEffect } }>(cfdiDocumentMachine, from, undefined, { type: event });
+  if (s.value === from) throw new ApiError('invoice.concurrent_modification', `The CFDI is "${from}"; "${event}" no longer applies. Read it again.`);
+  return { to: s.value as CfdiDocumentStatus, emits: s.effects.filter((e) => e.type === 'emit').map((e) => e.params!.event) };
+}
+
+/**
+ * What SAT's cancellation of a REP or credit note does to its invoice (the answer at once, or the
+ * receptor's acceptance later): a REP gives its amount and NumParcialidad back (it is the last of the
+ * chain), a credit note its share (and its amount to the saldo, PPD); the books entry is reversed.
+ */
+function documentCancelled(r: InvoiceRow, d: Record<string, any>, kind: 'payment' | 'credit_note', from: CfdiDocumentStatus, env: StepEnv) {
+  const { to, emits } = docTransition(from, 'pac.cancelled');
+  const docWrite = { op: 'update' as const, table: kind === 'payment' ? 'invoice_payments' : 'credit_notes', id: d.id as string, set: { status: to, updated_at: env.at }, where: { status: from }, expect: 1 as const };
+  if (kind === 'payment') {
+    // Only the last REP of the chain: its place (NumParcialidad) and amount go back to the invoice.
+    if (Number(d.parcialidad) !== r.parcialidades) throw new ApiError('invoice.related_documents_live', `Payment complement ${d.id} is parcialidad ${d.parcialidad} of ${r.parcialidades}: cancel the later ones first (SAT's chain ImpSaldoAnt → ImpSaldoInsoluto).`);
+    const ivaRep = d.iva_minor === null || d.iva_minor === undefined ? ivaInside(Number(d.monto_minor)).ivaMinor : Number(d.iva_minor);
+    return {
+      set: { saldo_insoluto_minor: Number(r.saldo_insoluto_minor) + Number(d.monto_minor), parcialidades: r.parcialidades - 1, updated_at: env.at },
+      docWrite,
+      ledger: paymentEntry(who(r), d.id, d.rep_uuid, { montoMinor: Number(d.monto_minor), ivaMinor: ivaRep }).map((e) => ({ ...e, kind: 'cfdi.pago.cancelado', lines: e.lines.map((l) => ({ ...l, amountMinor: -l.amountMinor })) })),
+      history: { event: 'payment.cancelled', data: { invoice_payment_id: d.id, rep_uuid: d.rep_uuid } },
+      events: emits.map(() => ({ type: 'invoice_payment.cancelled', entityId: d.id as string, data: paymentView({ ...d, status: to, updated_at: env.at }) })),
+    };
+  }
+  return {
+    set: { credited_minor: Number(r.credited_minor) - Number(d.total_minor), ...(r.metodo_pago === 'PPD' ? { saldo_insoluto_minor: Number(r.saldo_insoluto_minor) + Number(d.total_minor) } : {}), updated_at: env.at },
+    docWrite,
+    ledger: creditNoteEntry(who(r), d.id, d.uuid_fiscal, { metodoPago: r.metodo_pago, totalMinor: Number(d.total_minor), baseMinor: Number(d.base_minor), ivaMinor: Number(d.iva_minor) }).map((e) => ({ ...e, kind: 'cfdi.egreso.cancelado', lines: e.lines.map((l) => ({ ...l, amountMinor: -l.amountMinor })) })),
+    history: { event: 'credit_note.cancelled', data: { credit_note_id: d.id, uuid_fiscal: d.uuid_fiscal } },
+    events: emits.map(() => ({ type: 'credit_note.cancelled', entityId: d.id as string, data: creditNoteView({ ...d, status: to }) })),
+  };
+}
+
 export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: StepEnv): Plan {
   const r = h.row;
   switch (cmd.kind) {
@@ -199,6 +245,8 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
       if (r.metodo_pago !== 'PPD') throw new ApiError('invoice.not_ppd', `Invoice ${r.id} is PUE: payment complements go with PPD invoices.`);
       if (r.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${r.id} is "${r.status}": a payment complement needs a stamped PPD invoice.`);
       if (h.pendingPayments.length) throw new ApiError('invoice.concurrent_modification', `Invoice ${r.id} has a payment complement waiting for the PAC.`);
+      const held = h.cancelPendingPayments?.[0];
+      if (held) throw new ApiError('invoice.cancellation_pending', `Payment complement ${held.id} (parcialidad ${held.parcialidad}) of invoice ${r.id} waits for the receptor to accept its cancellation (SAT "En proceso"); the next REP takes its place once SAT answers (followed by invoice.cancel_follow). Retry then.`);
       const saldo = Number(r.saldo_insoluto_minor);
       if (p.montoMinor > saldo) throw new ApiError('invoice.payment_exceeds_balance', `The charge (${p.montoMinor} cents) is larger than the invoice's remaining balance, saldo_insoluto_minor = ${saldo}.`);
       if (p.parcialidad !== r.parcialidades + 1) throw new ApiError('invoice.concurrent_modification', `Parcialidad ${p.parcialidad} is not next (${r.parcialidades} registered).`);
@@ -302,42 +350,59 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
     case 'cancel_document': {
       const d = h.document;
       if (!d || d.invoice_id !== r.id) throw new ApiError('invoice.not_found');
-      if (d.status === 'cancelled') return { result: d };
+      if (d.status === 'cancelled' || d.status === 'cancel_pending') return { result: d };
       if (d.status !== 'stamped') throw new ApiError('invoice.not_stamped', `CFDI ${d.id} is "${d.status}": only a stamped CFDI is cancelled.`);
+      if (cmd.document === 'payment' && Number(d.parcialidad) !== r.parcialidades) {
+        throw new ApiError('invoice.related_documents_live', `Payment complement ${d.id} is parcialidad ${d.parcialidad} of ${r.parcialidades}: cancel the later ones first (SAT's chain ImpSaldoAnt → ImpSaldoInsoluto).`);
+      }
       const row = {
         id: cmd.cancellationId, tenant_id: r.tenant_id, livemode: r.livemode, invoice_id: r.id, motivo: cmd.motivo, folio_sustitucion: null,
-        status: 'cancelled', acuse: cmd.acuse ?? null, document_kind: cmd.document, document_id: d.id, uuid_fiscal: cmd.document === 'payment' ? d.rep_uuid : d.uuid_fiscal,
+        status: cmd.outcome, acuse: cmd.acuse ?? null, document_kind: cmd.document, document_id: d.id, uuid_fiscal: cmd.document === 'payment' ? d.rep_uuid : d.uuid_fiscal,
         created_at: env.at, updated_at: env.at,
       };
-      if (cmd.document === 'payment') {
-        // Only the last REP of the chain: its place (NumParcialidad) and amount go back to the invoice.
-        if (Number(d.parcialidad) !== r.parcialidades) throw new ApiError('invoice.related_documents_live', `Payment complement ${d.id} is parcialidad ${d.parcialidad} of ${r.parcialidades}: cancel the later ones first (SAT's chain ImpSaldoAnt → ImpSaldoInsoluto).`);
-        const ivaRep = d.iva_minor === null || d.iva_minor === undefined ? ivaInside(Number(d.monto_minor)).ivaMinor : Number(d.iva_minor);
+      const what = cmd.document === 'payment' ? 'payment' : 'credit_note';
+      if (cmd.outcome === 'pending') {
+        // SAT holds it for the receptor ("En proceso"): live until SAT's final answer; nothing moves yet.
+        const { to } = docTransition('stamped', 'pac.cancel_pending');
         return {
-          set: { saldo_insoluto_minor: Number(r.saldo_insoluto_minor) + Number(d.monto_minor), parcialidades: r.parcialidades - 1, updated_at: env.at },
+          set: { updated_at: env.at },
           writes: [
-            { op: 'update', table: 'invoice_payments', id: d.id, set: { status: 'cancelled', updated_at: env.at }, where: { status: 'stamped' }, expect: 1 },
+            { op: 'update', table: cmd.document === 'payment' ? 'invoice_payments' : 'credit_notes', id: d.id, set: { status: to, updated_at: env.at }, where: { status: 'stamped' }, expect: 1 },
             { op: 'insert', table: 'invoice_cancellations', row },
           ],
-          ledger: paymentEntry(who(r), d.id, d.rep_uuid, { montoMinor: Number(d.monto_minor), ivaMinor: ivaRep }).map((e) => ({ ...e, kind: 'cfdi.pago.cancelado', lines: e.lines.map((l) => ({ ...l, amountMinor: -l.amountMinor })) })),
-          history: { event: 'payment.cancelled', data: { invoice_payment_id: d.id, rep_uuid: d.rep_uuid, motivo: cmd.motivo } },
-          events: [{ type: 'invoice_payment.cancelled', entityId: d.id, data: paymentView({ ...d, status: 'cancelled', updated_at: env.at }) }],
+          history: { event: `${what}.cancel_pending`, data: { document_id: d.id, uuid_fiscal: row.uuid_fiscal, motivo: cmd.motivo } },
           response: { status: 200, body: cancellationView(row) },
           result: row,
         };
       }
+      const c = documentCancelled(r, d, cmd.document, 'stamped', env);
       return {
-        set: { credited_minor: Number(r.credited_minor) - Number(d.total_minor), ...(r.metodo_pago === 'PPD' ? { saldo_insoluto_minor: Number(r.saldo_insoluto_minor) + Number(d.total_minor) } : {}), updated_at: env.at },
-        writes: [
-          { op: 'update', table: 'credit_notes', id: d.id, set: { status: 'cancelled', updated_at: env.at }, where: { status: 'stamped' }, expect: 1 },
-          { op: 'insert', table: 'invoice_cancellations', row },
-        ],
-        ledger: creditNoteEntry(who(r), d.id, d.uuid_fiscal, { metodoPago: r.metodo_pago, totalMinor: Number(d.total_minor), baseMinor: Number(d.base_minor), ivaMinor: Number(d.iva_minor) }).map((e) => ({ ...e, kind: 'cfdi.egreso.cancelado', lines: e.lines.map((l) => ({ ...l, amountMinor: -l.amountMinor })) })),
-        history: { event: 'credit_note.cancelled', data: { credit_note_id: d.id, uuid_fiscal: d.uuid_fiscal, motivo: cmd.motivo } },
-        events: [{ type: 'credit_note.cancelled', entityId: d.id, data: creditNoteView({ ...d, status: 'cancelled' }) }],
+        set: c.set,
+        writes: [c.docWrite, { op: 'insert', table: 'invoice_cancellations', row }],
+        ledger: c.ledger,
+        history: { event: c.history.event, data: { ...c.history.data, motivo: cmd.motivo } },
+        events: c.events,
         response: { status: 200, body: cancellationView(row) },
         result: row,
       };
+    }
+    case 'cancel_document_outcome': {
+      const d = h.document;
+      if (!d || d.invoice_id !== r.id) throw new ApiError('invoice.not_found');
+      if (d.status !== 'cancel_pending') return { result: d }; // already settled
+      const cancellation = cmd.cancellationId ? [{ op: 'update' as const, table: 'invoice_cancellations', id: cmd.cancellationId, set: { status: cmd.outcome, updated_at: env.at } }] : [];
+      if (cmd.outcome === 'rejected') {
+        // The receptor refused: the CFDI stays valid at SAT, live again.
+        const { to } = docTransition('cancel_pending', 'pac.cancel_rejected');
+        return {
+          set: { updated_at: env.at },
+          writes: [{ op: 'update', table: cmd.document === 'payment' ? 'invoice_payments' : 'credit_notes', id: d.id, set: { status: to, updated_at: env.at }, where: { status: 'cancel_pending' }, expect: 1 }, ...cancellation],
+          history: { event: `${cmd.document}.cancel_rejected`, data: { document_id: d.id } },
+          result: { ...d, status: to },
+        };
+      }
+      const c = documentCancelled(r, d, cmd.document, 'cancel_pending', env);
+      return { set: c.set, writes: [c.docWrite, ...cancellation], ledger: c.ledger, history: c.history, events: c.events, result: { ...d, status: 'cancelled' } };
     }
     case 'cancel': {
       if (r.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${r.id} is "${r.status}": only a stamped invoice is cancelled.`);

@@ -158,18 +158,23 @@ export class Invoices {
       hydrate: async (sql, id, scope) => {
         const [r] = await sql`
           select i.*, ${tenantOffsetMsSql(sql, 'i.tenant_id', 'i.livemode')} as clock_offset_ms,
-            coalesce((select json_agg(p.* order by p.parcialidad) from invoice_payments p where p.invoice_id = i.id and p.status = 'pending'), '[]') as pending_payments,
-            coalesce((select json_agg(n.*) from credit_notes n where n.invoice_id = i.id and n.status = 'pending'), '[]') as pending_notes
+            coalesce((select json_agg(p.* order by p.parcialidad) from invoice_payments p where p.invoice_id = i.id and p.status in ('pending', 'cancel_pending')), '[]') as pending_payments,
+            coalesce((select json_agg(n.*) from credit_notes n where n.invoice_id = i.id and n.status in ('pending', 'cancel_pending')), '[]') as pending_notes
           from invoices i
           where i.id = ${id} ${scope ? sql`and i.tenant_id = ${scope.tenantId} and i.livemode = ${scope.livemode}` : sql``}`;
         if (!r) return undefined;
         const { clock_offset_ms, pending_payments, pending_notes, ...row } = r;
-        const dates = (x: Row) => ({ ...x, created_at: new Date(x.created_at), updated_at: new Date(x.updated_at) });
+        const dates = (x: Row): Row => ({ ...x, created_at: new Date(x.created_at), updated_at: new Date(x.updated_at) });
+        // `pending`: waiting for the PAC's stamp; `cancel_pending`: its cancellation waits for the receptor.
+        const payments = (pending_payments as Row[]).map(dates);
+        const notes = (pending_notes as Row[]).map(dates);
         return {
           row: toRow(row),
           clockOffsetMs: clockOf({ livemode: r.livemode, clock_offset_ms }),
-          pendingPayments: (pending_payments as Row[]).map(dates),
-          pendingNotes: (pending_notes as Row[]).map(dates),
+          pendingPayments: payments.filter((x) => x.status === 'pending'),
+          pendingNotes: notes.filter((x) => x.status === 'pending'),
+          cancelPendingPayments: payments.filter((x) => x.status === 'cancel_pending'),
+          cancelPendingNotes: notes.filter((x) => x.status === 'cancel_pending'),
         };
       },
       plan: (h, cmd, env) => planInvoiceStep(h, cmd, env),
@@ -551,7 +556,7 @@ export class Invoices {
 
   async listPayments(p: Principal, invoiceId: string): Promise<{ object: 'list'; data: InvoicePaymentView[] }> {
     await this.get(p, invoiceId);
-    const rows = await this.sql`select * from invoice_payments where invoice_id = ${invoiceId} and tenant_id = ${p.tenantId} and livemode = ${p.livemode} and status = 'stamped' order by parcialidad`;
+    const rows = await this.sql`select * from invoice_payments where invoice_id = ${invoiceId} and tenant_id = ${p.tenantId} and livemode = ${p.livemode} and status in ('stamped', 'cancel_pending') order by parcialidad`;
     return { object: 'list', data: rows.map(paymentView) };
   }
 
@@ -576,7 +581,7 @@ export class Invoices {
       }
       const [used] = await this.sql`select * from invoice_payments where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status <> 'error'`;
       if (used) {
-        if (used.invoice_id === invoiceId && used.status === 'stamped') return { row: used, created: false }; // idempotent per (invoice, charge)
+        if (used.invoice_id === invoiceId && (used.status === 'stamped' || used.status === 'cancel_pending')) return { row: used, created: false }; // idempotent per (invoice, charge)
         throw new ApiError('invoice.payment_already_applied', `Payment intent ${ch.id} already settles invoice ${used.invoice_id}.`);
       }
       const [invoiced] = await this.sql`select id from invoices where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status in ('pending', 'stamped', 'cancel_pending')`;
@@ -684,11 +689,11 @@ export class Invoices {
   /** SAT refuses to cancel a CFDI while CFDIs that relate it are live: name them. */
   private async refuseWithLiveRelated(r: InvoiceRow): Promise<void> {
     const live = await this.sql`
-      select 'payment' as kind, id, rep_uuid as uuid, parcialidad from invoice_payments where invoice_id = ${r.id} and tenant_id = ${r.tenant_id} and status in ('pending', 'stamped')
-      union all select 'credit_note', id, uuid_fiscal, null from credit_notes where invoice_id = ${r.id} and tenant_id = ${r.tenant_id} and status in ('pending', 'stamped')
+      select 'payment' as kind, id, rep_uuid as uuid, parcialidad, status from invoice_payments where invoice_id = ${r.id} and tenant_id = ${r.tenant_id} and status in ('pending', 'stamped', 'cancel_pending')
+      union all select 'credit_note', id, uuid_fiscal, null, status from credit_notes where invoice_id = ${r.id} and tenant_id = ${r.tenant_id} and status in ('pending', 'stamped', 'cancel_pending')
       order by 1, 4 desc nulls last`;
     if (!live.length) return;
-    const names = live.map((x) => `${x.kind === 'payment' ? `payment complement ${x.id} (parcialidad ${x.parcialidad})` : `credit note ${x.id}`}${x.uuid ? ` ${x.uuid}` : ''}`);
+    const names = live.map((x) => `${x.kind === 'payment' ? `payment complement ${x.id} (parcialidad ${x.parcialidad})` : `credit note ${x.id}`}${x.uuid ? ` ${x.uuid}` : ''}${x.status === 'cancel_pending' ? ' (its cancellation waits for the receptor\'s acceptance)' : ''}`);
     throw new ApiError('invoice.related_documents_live', `Invoice ${r.id} has live related CFDIs; SAT does not cancel it until they are cancelled (POST /v1/invoices/{their id}/cancel, motivo 02; REPs from the last parcialidad): ${names.join(', ')}.`);
   }
 
@@ -712,9 +717,9 @@ export class Invoices {
     const d = pay ?? note;
     if (!d) throw new ApiError('invoice.not_found');
     const kind: 'payment' | 'credit_note' = pay ? 'payment' : 'credit_note';
-    if (d.status === 'cancelled') {
+    if (d.status === 'cancelled' || d.status === 'cancel_pending') {
       const [c] = await this.sql`select * from invoice_cancellations where document_id = ${id} and tenant_id = ${p.tenantId} order by created_at desc limit 1`;
-      if (c) return c;
+      if (c) return c; // already asked: the same answer
     }
     if (d.status !== 'stamped') throw new ApiError('invoice.not_stamped', `CFDI ${id} is "${d.status}": only a stamped CFDI is cancelled.`);
     if (body.motivo === '01' || body.motivo === '04') throw new ApiError('invoice.motivo_not_applicable', `A ${kind === 'payment' ? 'payment complement' : 'credit note'} is cancelled with motivo 02 (errores sin relación) or 03 (no se llevó a cabo); Orquesta issues no replacement REP or credit note.`);
@@ -727,56 +732,72 @@ export class Invoices {
       }
       const uuid = kind === 'payment' ? cur!.rep_uuid : cur!.uuid_fiscal;
       const what = kind === 'payment' ? 'payment complement' : 'credit note';
-      return this.pacSettle<Row>(this.cancelCall(ctx, p, uuid, cur!.xml ?? undefined, { motivo: body.motivo }, (out) => {
-        if (out.kind === 'pending') throw new ApiError('invoice.cancel_rejected', `SAT asks the receptor to accept the cancellation of ${what} ${id}; Orquesta follows only invoices' pending cancellations: retry once the receptor accepted.`);
-        return this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, d.invoice_id, {
-          kind: 'cancel_document', document: kind, documentId: id, cancellationId: randomUUID(), motivo: body.motivo, acuse: out.acuse,
-        }, { waitMs: 0, known: { ...h, document: cur } as HydratedInvoice, idem });
-      }), h, (e) => `${e.message}. The ${what} ${id} stays stamped; retry the cancellation.`);
+      // SAT's "pending" (the receptor must accept: a REP is never cancelled without acceptance for its
+      // amount alone, RMF rule 2.7.1.35 fr. I) leaves it `cancel_pending`, followed by invoice.cancel_follow.
+      return this.pacSettle<Row>(this.cancelCall(ctx, p, uuid, cur!.xml ?? undefined, { motivo: body.motivo }, (out) =>
+        this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, d.invoice_id, {
+          kind: 'cancel_document', document: kind, documentId: id, cancellationId: randomUUID(), outcome: out.kind, motivo: body.motivo, acuse: out.acuse,
+        }, { waitMs: 0, known: { ...h, document: cur } as HydratedInvoice, idem })), h, (e) => `${e.message}. The ${what} ${id} stays stamped; retry the cancellation.`);
     }, false);
   }
 
   /**
    * SAT's final answer to a cancellation waiting for the receptor (job invoice.cancel_follow): the
-   * outbound protocol's lookup of a call already made (the `cancel_pending` state is its mark); the
-   * cancellation is never sent again from here. An unknown outcome leaves it for the next sweep.
+   * invoice's own, and each of its payment complements' and credit notes' that is `cancel_pending`.
+   * The outbound protocol's lookup of a call already made (the `cancel_pending` state is its mark);
+   * the cancellation is never sent again from here. An unknown outcome leaves it for the next sweep.
    */
   async followCancellation(invoiceId: string): Promise<void> {
     await this.d.actor.withLock(this.def, invoiceId, 2000, async () => {
-      const h = await this.fresh(invoiceId);
-      if (h.row.status !== 'cancel_pending') return;
-      const ctx = await this.context(h.row.tenant_id, h.row.livemode);
-      const pac = ctx.pac;
-      if (!pac.cancelStatus) return; // a PAC without the query: the next cancellation request asks again
-      const total = attr(parseXml(h.row.xml!), 'Total') ?? (Number(h.row.total_minor) / 100).toFixed(2);
-      const req = { uuid: h.row.uuid_fiscal!, rfcEmisor: ctx.issuer.rfc, rfcReceptor: h.row.receptor.rfc, total, livemode: h.row.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, xml: h.row.xml! };
-      const call: OutboundCall<HydratedInvoice, CancelStatus, void> = {
-        connector: pac.key,
-        op: 'cancel',
-        lookupOp: 'cancel_status',
-        due: (x) => x.row.status === 'cancel_pending',
-        started: () => true,
-        send: () => {
-          throw new Error('a pending cancellation is only looked up');
-        },
-        lookup: (x) => pac.cancelStatus!({ ...req, uuid: x.row.uuid_fiscal! }),
-        resend: () => false,
-        record: async (x, out) => {
-          // SAT's final answers: Cancelado, or Vigente with the request refused. "En proceso", a
-          // Vigente without the request yet and "No Encontrado" (SAT's lag) wait for the next sweep.
-          if (out.kind !== 'cancelled' && out.kind !== 'rejected') return;
-          const [c] = await this.sql`select id from invoice_cancellations where invoice_id = ${invoiceId} and tenant_id = ${x.row.tenant_id} and document_kind = 'invoice' and status = 'pending' order by created_at desc limit 1`;
-          await this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, void>(this.def, undefined, invoiceId, { kind: 'cancel_outcome', cancellationId: c?.id, outcome: out.kind, acuse: undefined }, { waitMs: 0, known: x });
-        },
-        idle: () => undefined,
-      };
-      try {
-        await settleLocked(call, h);
-      } catch (e) {
-        if (e instanceof OutcomeUnknown) return; // asked again by the next sweep
-        throw e;
-      }
+      const h0 = await this.fresh(invoiceId);
+      const docs = [...(h0.cancelPendingPayments ?? []).map((d) => ({ kind: 'payment' as const, id: d.id as string })), ...(h0.cancelPendingNotes ?? []).map((d) => ({ kind: 'credit_note' as const, id: d.id as string }))];
+      if (h0.row.status !== 'cancel_pending' && !docs.length) return;
+      const ctx = await this.context(h0.row.tenant_id, h0.row.livemode);
+      if (!ctx.pac.cancelStatus) return; // a PAC without the query: the next cancellation request asks again
+      if (h0.row.status === 'cancel_pending') await this.followOne(ctx, h0, 'invoice', invoiceId);
+      for (const doc of docs) await this.followOne(ctx, await this.fresh(invoiceId), doc.kind, doc.id);
     });
+  }
+
+  /** One CFDI's pending cancellation, asked of the PAC (`cancelStatus`) and stepped on SAT's final answer. */
+  private async followOne(ctx: Ctx, h: HydratedInvoice, kind: 'invoice' | 'payment' | 'credit_note', id: string): Promise<void> {
+    const pac = ctx.pac;
+    const doc = kind === 'payment' ? h.cancelPendingPayments?.find((x) => x.id === id) : kind === 'credit_note' ? h.cancelPendingNotes?.find((x) => x.id === id) : undefined;
+    if (kind !== 'invoice' && !doc) return; // settled meanwhile
+    const uuid: string = kind === 'invoice' ? h.row.uuid_fiscal! : kind === 'payment' ? doc!.rep_uuid : doc!.uuid_fiscal;
+    const xml: string = kind === 'invoice' ? h.row.xml! : doc!.xml;
+    // SAT's consulta compares the CFDI's Total as written in it (a REP's is 0).
+    const total = attr(parseXml(xml), 'Total') ?? (Number(kind === 'invoice' ? h.row.total_minor : kind === 'payment' ? 0 : doc!.total_minor) / 100).toFixed(2);
+    const req = { uuid, rfcEmisor: ctx.issuer.rfc, rfcReceptor: h.row.receptor.rfc, total, livemode: h.row.livemode, credentials: { user: ctx.issuer.pacUser, password: ctx.issuer.pacPassword }, xml };
+    const call: OutboundCall<HydratedInvoice, CancelStatus, void> = {
+      connector: pac.key,
+      op: 'cancel',
+      lookupOp: 'cancel_status',
+      due: (x) => (kind === 'invoice' ? x.row.status === 'cancel_pending' : true),
+      started: () => true,
+      send: () => {
+        throw new Error('a pending cancellation is only looked up');
+      },
+      lookup: () => pac.cancelStatus!(req),
+      resend: () => false,
+      record: async (x, out) => {
+        // SAT's final answers: Cancelado, or Vigente with the request refused. "En proceso", a
+        // Vigente without the request yet and "No Encontrado" (SAT's lag) wait for the next sweep.
+        if (out.kind !== 'cancelled' && out.kind !== 'rejected') return;
+        const [c] = await this.sql`select id from invoice_cancellations where invoice_id = ${x.row.id} and tenant_id = ${x.row.tenant_id} and document_kind = ${kind} and (document_id = ${id} or document_id is null) and status = 'pending' order by created_at desc limit 1`;
+        const cmd: InvoiceCommand = kind === 'invoice'
+          ? { kind: 'cancel_outcome', cancellationId: c?.id, outcome: out.kind, acuse: undefined }
+          : { kind: 'cancel_document_outcome', document: kind, documentId: id, cancellationId: c?.id, outcome: out.kind };
+        await this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, void>(this.def, undefined, x.row.id, cmd, { waitMs: 0, known: kind === 'invoice' ? x : { ...x, document: doc } });
+      },
+      idle: () => undefined,
+    };
+    try {
+      await settleLocked(call, h);
+    } catch (e) {
+      if (e instanceof OutcomeUnknown) return; // asked again by the next sweep
+      throw e;
+    }
   }
 
   // ------------------------------------------------------------------------------------------
@@ -858,7 +879,11 @@ export class Invoices {
         {
           name: 'cancellations waiting for the receptor (SAT "en proceso")',
           run: async () => {
-            const rows = await sql`select id from invoices where status = 'cancel_pending' and ${untouchedSql(sql)} limit 1000`;
+            const rows = await sql`
+              select id from invoices where status = 'cancel_pending' and ${untouchedSql(sql)}
+              union select invoice_id from invoice_payments where status = 'cancel_pending' and ${untouchedSql(sql)}
+              union select invoice_id from credit_notes where status = 'cancel_pending' and ${untouchedSql(sql)}
+              limit 1000`;
             return rows.map((r) => jobRequest(this.cancelFollowJob, { invoiceId: r.id as string }));
           },
         },

@@ -21,6 +21,7 @@ import { maintenanceCapability } from './maintenance.js';
 import { WebhookDelivery } from '../actors/webhook-delivery.js';
 import { Refunds } from '../actors/refunds.js';
 import { Invoices } from '../actors/invoices.js';
+import { PacRegistry } from '../connectors/pac/index.js';
 import { Receivables } from '../actors/receivables.js';
 import { PaymentMethods } from '../actors/payment-methods.js';
 import { Terminals } from '../actors/terminals.js';
@@ -111,7 +112,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     terminalActive: (tenantId, livemode, id) => terminals.isActive(tenantId, livemode, id),
   });
   const refunds = new Refunds({ sql, actor, router, log, refundSettled: (intentId, attemptId, scope) => payments.refundSettled(intentId, attemptId, scope) });
-  const invoices = new Invoices({ sql, actor, log, secrets });
+  const invoices = new Invoices({ sql, actor, log, secrets, pacs: new PacRegistry({ finkokUrl: config.finkokUrl }) });
   const receivables = new Receivables({ sql, actor, log, payments, invoices, publicBaseUrl: config.publicBaseUrl });
   const cx = createConnect({ config, sql, log, secrets, actor, enqueue: (j) => runtime.jobs.enqueue(j) });
   const bx = createBillers({ sql, log, secrets, actor, onEvents: () => runtime.onEvents?.() });

@@ -82,6 +82,8 @@ export interface Config {
   readonly openpaySandboxUrl: string;
   /** Deadline of a card processor call; a later answer is a fault (outcome unknown, settled by retrieve). */
   readonly cardTimeoutMs: number;
+  /** Finkok's base for live stamping and cancellation (connectors/pac/finkok.ts); its production host by default. */
+  readonly finkokUrl?: string;
 }
 
 const schema = {
@@ -138,6 +140,7 @@ const schema = {
     openpayApiUrl: { type: 'string', pattern: '^https?://[^/]+' },
     openpaySandboxUrl: { type: 'string', pattern: '^https?://[^/]+' },
     cardTimeoutMs: { type: 'integer', minimum: 100, maximum: 120000 },
+    finkokUrl: { type: 'string', pattern: '^https?://[^/]+' },
   },
 } as const;
 
@@ -243,6 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
     openpayApiUrl: (opt(env, 'OPENPAY_API_URL') ?? 'https://api.openpay.mx').replace(/\/+$/, ''),
     openpaySandboxUrl: (opt(env, 'OPENPAY_SANDBOX_URL') ?? 'https://sandbox-api.openpay.mx').replace(/\/+$/, ''),
     cardTimeoutMs: int(env, 'CARD_TIMEOUT_MS', 15_000),
+    finkokUrl: opt(env, 'FINKOK_URL')?.replace(/\/+$/, ''),
   };
   for (const k of Object.keys(draft)) if (draft[k] === undefined) delete draft[k];
 

@@ -130,3 +130,64 @@ t.test('cancel_pending is followed until SAT\'s final answer', async (t) => {
   const [row] = await a.app.deps.sql`select status from invoice_cancellations where invoice_id = ${refused.body.id}`;
   t.equal(row!.status, 'rejected');
 });
+
+// Issue 27, defect 1 (rest): a payment complement or credit note whose cancellation SAT holds for the
+// receptor (RMF rule 2.7.1.35: a REP of any amount once its next day is over; an egreso for a receptor
+// the sim always asks) is `cancel_pending` and followed like an invoice, not answered
+// `invoice.cancel_rejected`.
+const advance = async (seconds: number) => {
+  const r = await a.call('POST', '/v1/test/clock/advance', { key: ten.testKey, body: { seconds } });
+  if (r.status !== 200) throw new Error(r.text);
+};
+const repOf = async (invoiceId: string, repId: string) => (await get(`/v1/invoices/${invoiceId}/payments`)).body.data.find((p: any) => p.id === repId);
+const cancellationOf = async (documentId: string) => (await a.app.deps.sql`select status from invoice_cancellations where document_id = ${documentId} order by created_at desc limit 1`)[0]?.status;
+
+t.test('a REP whose cancellation waits for the receptor: cancel_pending, followed until cancelled; no later REP meanwhile', async (t) => {
+  const inv = await post('/v1/invoices/ppd', { total_minor: 30000, receptor });
+  const rep = await post(`/v1/invoices/${inv.body.id}/payments`, { payment_intent_id: (await charge(10000)).id });
+  t.equal(rep.status, 201, rep.text);
+  await advance(2 * 24 * 3600);
+  const c = await post(`/v1/invoices/${rep.body.id}/cancel`, { motivo: '02' });
+  t.equal(c.status, 200, c.text);
+  t.match(c.body, { object: 'invoice_cancellation', document_kind: 'payment', document_id: rep.body.id, status: 'pending' }, 'SAT holds a REP for the receptor');
+  t.equal((await post(`/v1/invoices/${rep.body.id}/cancel`, { motivo: '02' })).body.id, c.body.id, 'asking again answers the same cancellation');
+  const done = await until(() => repOf(inv.body.id, rep.body.id), (r) => r?.status !== 'cancel_pending', 20_000);
+  t.equal(done, undefined, 'cancelled: no longer among the live REPs');
+  t.equal(await cancellationOf(rep.body.id), 'cancelled');
+  t.match((await get(`/v1/invoices/${inv.body.id}`)).body, { saldo_insoluto_minor: 30000, parcialidades: 0 }, 'amount and place back once SAT accepted');
+  const listed = (await get('/v1/invoices?kind=payment&status=cancelled')).body.data.map((d: any) => d.id);
+  t.ok(listed.includes(rep.body.id), 'listed as cancelled');
+  const events = await a.app.deps.sql`select event_type from outbox_events where entity_id = ${rep.body.id} and tenant_id = ${ten.id}`;
+  t.same(events.map((e) => e.event_type).sort(), ['invoice_payment.cancelled', 'invoice_payment.stamped'], 'invoice_payment.cancelled once, on SAT\'s final answer');
+  const again = await post(`/v1/invoices/${inv.body.id}/payments`, { payment_intent_id: (await charge(10000)).id });
+  t.equal(again.status, 201, again.text);
+  t.equal(again.body.parcialidad, 1, 'the next REP takes the place back');
+});
+
+t.test('a credit note whose cancellation waits for the receptor: accepted → cancelled, refused → stamped again', async (t) => {
+  const acepta = { ...receptor, nombre: 'CANCELA CON ACEPTACION' };
+  const inv = await post('/v1/invoices/ppd', { total_minor: 50000, receptor: acepta });
+  t.equal(inv.status, 201, inv.text);
+  const nc = await post(`/v1/invoices/${inv.body.id}/credit-notes`, { total_minor: 5000 });
+  t.equal(nc.status, 200, nc.text);
+  const c = await post(`/v1/invoices/${nc.body.id}/cancel`, { motivo: '02' });
+  t.equal(c.status, 200, c.text);
+  t.match(c.body, { document_kind: 'credit_note', document_id: nc.body.id, status: 'pending' });
+  const listedOf = async (id: string) => (await get('/v1/invoices?kind=credit_note&limit=100')).body.data.find((d: any) => d.id === id);
+  const done = await until(() => listedOf(nc.body.id), (d) => d?.status !== 'cancel_pending', 20_000);
+  t.equal(done.status, 'cancelled', 'the receptor accepted');
+  t.equal(await cancellationOf(nc.body.id), 'cancelled');
+  t.match((await get(`/v1/invoices/${inv.body.id}`)).body, { credited_minor: 0, saldo_insoluto_minor: 50000 }, 'its share back');
+
+  const rechaza = { ...receptor, nombre: 'RECHAZA CANCELACION' };
+  const inv2 = await post('/v1/invoices/ppd', { total_minor: 50000, receptor: rechaza });
+  const nc2 = await post(`/v1/invoices/${inv2.body.id}/credit-notes`, { total_minor: 5000 });
+  const c2 = await post(`/v1/invoices/${nc2.body.id}/cancel`, { motivo: '02' });
+  t.equal(c2.body.status, 'pending', c2.text);
+  const no = await post(`/v1/invoices/${inv2.body.id}/cancel`, { motivo: '02' });
+  t.equal(no.body.error?.code, 'invoice.related_documents_live', 'a credit note whose cancellation waits is still live for SAT');
+  const back = await until(() => listedOf(nc2.body.id), (d) => d?.status !== 'cancel_pending', 20_000);
+  t.equal(back.status, 'stamped', 'the receptor refused: live again');
+  t.equal(await cancellationOf(nc2.body.id), 'rejected');
+  t.match((await get(`/v1/invoices/${inv2.body.id}`)).body, { credited_minor: 5000, saldo_insoluto_minor: 45000 }, 'its share kept');
+});

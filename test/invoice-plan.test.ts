@@ -96,3 +96,35 @@ t.test('cancel: stamped → cancelled (invoice.cancelled) or cancel_pending; onl
   t.same(pnd.events, [], 'no event until SAT cancels it');
   t.ok(refused(() => planInvoiceStep(h({ status: 'error' }), { kind: 'cancel', cancellationId: 'c3', outcome: 'cancelled', motivo: '02' }, env), 'invoice.not_stamped'));
 });
+
+t.test('a REP or credit note whose cancellation waits for the receptor: cancel_pending, then SAT\'s final answer', async (t) => {
+  const inv = h({ status: 'stamped', uuid_fiscal: 'U', saldo_insoluto_minor: 6000, parcialidades: 1 });
+  const rep = { id: 'p1', invoice_id: base.id, status: 'stamped', parcialidad: 1, monto_minor: 4000, saldo_anterior_minor: 10000, saldo_insoluto_minor: 6000, rep_uuid: 'R-1', iva_minor: 552, currency: 'MXN', created_at: at, updated_at: at };
+  const pnd = planInvoiceStep({ ...inv, document: rep }, { kind: 'cancel_document', document: 'payment', documentId: 'p1', cancellationId: 'c1', outcome: 'pending', motivo: '02' }, env);
+  t.match(pnd.writes?.[0], { op: 'update', table: 'invoice_payments', id: 'p1', set: { status: 'cancel_pending' }, where: { status: 'stamped' } });
+  t.match(pnd.writes?.[1], { op: 'insert', table: 'invoice_cancellations', row: { status: 'pending', document_kind: 'payment', document_id: 'p1' } });
+  t.same(pnd.set, { updated_at: at }, 'the saldo and the chain do not move while SAT waits');
+  t.equal(pnd.ledger, undefined, 'no books entry yet');
+  t.same(pnd.events ?? [], [], 'no event yet');
+  t.match(pnd.response?.body, { status: 'pending', document_kind: 'payment' });
+  const held = { ...inv, cancelPendingPayments: [{ ...rep, status: 'cancel_pending' }] };
+  const pay = { id: 'p2', paymentIntentId: 'pi', montoMinor: 2500, parcialidad: 2, serie: 'RP', folio: '2', sealedXml: '<rep/>' };
+  t.ok(refused(() => planInvoiceStep(held, { kind: 'reserve_payment', payment: pay }, env), 'invoice.cancellation_pending'), 'no later REP while one waits');
+  const ok = planInvoiceStep({ ...held, document: { ...rep, status: 'cancel_pending' } }, { kind: 'cancel_document_outcome', document: 'payment', documentId: 'p1', cancellationId: 'c1', outcome: 'cancelled' }, env);
+  t.same(ok.set, { saldo_insoluto_minor: 10000, parcialidades: 0, updated_at: at }, 'accepted: amount and place back');
+  t.match(ok.writes, [{ table: 'invoice_payments', set: { status: 'cancelled' }, where: { status: 'cancel_pending' } }, { table: 'invoice_cancellations', id: 'c1', set: { status: 'cancelled' } }]);
+  t.same(ok.events?.map((e) => e.type), ['invoice_payment.cancelled']);
+  t.ok(ok.ledger?.length, 'the REP\'s entry reversed');
+  const no = planInvoiceStep({ ...held, document: { ...rep, status: 'cancel_pending' } }, { kind: 'cancel_document_outcome', document: 'payment', documentId: 'p1', cancellationId: 'c1', outcome: 'rejected' }, env);
+  t.match(no.writes, [{ table: 'invoice_payments', set: { status: 'stamped' } }, { table: 'invoice_cancellations', set: { status: 'rejected' } }]);
+  t.same(no.set, { updated_at: at });
+  t.same(no.events ?? [], []);
+  const settled = planInvoiceStep({ ...inv, document: { ...rep, status: 'cancelled' } }, { kind: 'cancel_document_outcome', document: 'payment', documentId: 'p1', outcome: 'cancelled' }, env);
+  t.equal(settled.set, undefined, 'an answer already recorded writes nothing');
+
+  const note = { id: 'n1', invoice_id: base.id, status: 'cancel_pending', total_minor: 1160, base_minor: 1000, iva_minor: 160, uuid_fiscal: 'N-1', created_at: at, updated_at: at };
+  const credited = h({ status: 'stamped', uuid_fiscal: 'U', credited_minor: 1160, saldo_insoluto_minor: 8840 }, { document: note });
+  const nOk = planInvoiceStep(credited, { kind: 'cancel_document_outcome', document: 'credit_note', documentId: 'n1', outcome: 'cancelled' }, env);
+  t.same(nOk.set, { credited_minor: 0, saldo_insoluto_minor: 10000, updated_at: at }, 'a credit note\'s share back on acceptance');
+  t.same(nOk.events?.map((e) => e.type), ['credit_note.cancelled']);
+});

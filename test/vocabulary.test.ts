@@ -11,7 +11,8 @@ import { paymentIntentMachine } from '../machines/payment-intent.js';
 import { paymentMethodMachine } from '../machines/payment-method.js';
 import { refundMachine } from '../machines/refund.js';
 import { invoiceMachine } from '../machines/invoice.js';
-import { invoiceResource } from '../schemas/invoices.js';
+import { creditNoteResource, invoicePaymentResource, invoiceResource } from '../schemas/invoices.js';
+import { cfdiDocumentMachine } from '../machines/cfdi-document.js';
 import { attemptResource, paymentIntentResource } from '../schemas/payment-intents.js';
 import { paymentMethodResource, refundResource } from '../schemas/refunds.js';
 import { testConfig } from './helpers/app.js';
@@ -49,6 +50,8 @@ const RESOURCES: Resource[] = [
   { name: 'payout', machine: payoutMachine, schema: payoutResource as never, table: 'payouts' },
   { name: 'connect_account', machine: connectAccountMachine, schema: accountResource as never, table: 'connect_accounts' },
   { name: 'invoice', machine: invoiceMachine, schema: invoiceResource as never, table: 'invoices' },
+  { name: 'invoice_payment', machine: cfdiDocumentMachine, schema: invoicePaymentResource as never, table: 'invoice_payments' },
+  { name: 'credit_note', machine: cfdiDocumentMachine, schema: creditNoteResource as never, table: 'credit_notes' },
   { name: 'service_payment', machine: servicePaymentMachine, schema: servicePaymentResource as never, table: 'service_payments' },
   { name: 'recharge', machine: rechargeMachine, schema: rechargeResource as never, table: 'recharges' },
   { name: 'receivable', machine: receivableMachine, schema: receivableResource as never, table: 'receivables' },

@@ -147,7 +147,7 @@ export const invoiceRoutes: RouteDef[] = [
       'Idempotent per (invoice, charge): the same charge again answers its complement (200). A charge is applied once (`invoice.payment_already_applied`). Emits `invoice_payment.stamped`.',
     tags: ['Invoices'],
     responses: { 201: { description: 'The stamped payment complement', schema: invoicePaymentResource }, 200: { description: 'The complement this charge already has', schema: invoicePaymentResource } },
-    errors: ['invoice.not_found', 'invoice.invalid_body', 'invoice.not_ppd', 'invoice.not_stamped', 'invoice.intent_not_found', 'invoice.intent_not_succeeded', 'invoice.payment_exceeds_balance', 'invoice.payment_already_applied', 'invoice.payment_currency_mismatch', ...PAC_ERRORS, 'invoice.intent_fully_refunded'],
+    errors: ['invoice.not_found', 'invoice.invalid_body', 'invoice.not_ppd', 'invoice.not_stamped', 'invoice.intent_not_found', 'invoice.intent_not_succeeded', 'invoice.payment_exceeds_balance', 'invoice.payment_already_applied', 'invoice.payment_currency_mismatch', ...PAC_ERRORS, 'invoice.intent_fully_refunded', 'invoice.cancellation_pending'],
     handler: async (ctx) => {
       const r = await ctx.deps.invoices.registerPayment(ctx.principal, ctx.params.id, ctx.body.payment_intent_id, ctx.idem);
       return { status: r.created ? 201 : 200, body: paymentView(r.row) };
@@ -179,7 +179,7 @@ export const invoiceRoutes: RouteDef[] = [
       'As SAT orders it (docs/invoices.md "Cancellation"): an invoice with live payment complements or credit notes is refused, naming them (`invoice.related_documents_live`): cancel those first (a REP chain from its last parcialidad; a cancelled REP gives its amount and NumParcialidad back, a cancelled credit note its amount). ' +
       'Motivo `01`: issue the replacement first (POST /v1/invoices or /ppd with `replaces` = this invoice: its CFDI carries CfdiRelacionados TipoRelacion 04), then cancel with `folio_sustitucion` = the replacement\'s UUID, checked: live, this account\'s, relating this invoice, same receptor RFC (`invoice.invalid_folio_sustitucion`). ' +
       'Motivo `04` only for a global invoice (`invoice.motivo_not_applicable`); REPs and credit notes take `02` or `03`. ' +
-      'Answers `{object: "invoice_cancellation", document_kind, document_id, uuid_fiscal, status: "cancelled"|"pending", acuse}`: `pending` when SAT waits for the receptor\'s acceptance (the invoice is then `cancel_pending`, and the job `invoice.cancel_follow` asks SAT until its final answer: `cancelled`, or back to `stamped` when the receptor refuses). ' +
+      'Answers `{object: "invoice_cancellation", document_kind, document_id, uuid_fiscal, status: "cancelled"|"pending", acuse}`: `pending` when SAT waits for the receptor\'s acceptance (the invoice, payment complement or credit note is then `cancel_pending`, still live for SAT, and the job `invoice.cancel_follow` asks SAT until its final answer: `cancelled`, or back to `stamped` when the receptor refuses; while a REP waits no later REP is registered, `invoice.cancellation_pending`). ' +
       'A cancelled invoice is no longer `stamped`: payment complements and credit notes against it answer `invoice.not_stamped`. Asking again answers the same cancellation. Emits `invoice.cancelled`, `invoice_payment.cancelled`, `credit_note.cancelled`.',
     tags: ['Invoices'],
     responses: { 200: { description: 'The cancellation', schema: cancellationResource } },

@@ -12,11 +12,14 @@
 //
 // Cancellation: motivo 01..04 are accepted; motivo 01 without FolioSustitucion is rejected `SIM-207`;
 // a sim built with `trustAllUuids: false` (the conformance suite) rejects a UUID it never stamped
-// with `SIM-205` (UUID no existe). An ingreso over $1,000.00 that is not global, cancelled after the
-// day following its stamp, waits for the receptor (`pending`, SAT's "En proceso"); otherwise it is
-// cancelled at once ("Cancelado sin aceptación"). `cancelStatus` answers the receptor's decision: it
-// accepts (`Cancelado`) unless named `RECHAZA CANCELACION` (`Vigente`, "Solicitud rechazada"). Both
-// read the document from the request (`xml`), so every process answers the same.
+// with `SIM-205` (UUID no existe). What SAT holds for the receptor (`pending`, "En proceso") follows
+// RMF rule 2.7.1.35 (needsAcceptance): after the day following its stamp, an ingreso over $1,000.00
+// that is not global, and a payment complement (REP) of any amount; a receptor named
+// `CANCELA CON ACEPTACION` or `RECHAZA CANCELACION` is asked for any CFDI (a credit note included:
+// the egresos the rule's exception names). Otherwise it is cancelled at once ("Cancelado sin
+// aceptación"). `cancelStatus` answers the receptor's decision: it accepts (`Cancelado`) unless
+// named `RECHAZA CANCELACION` (`Vigente`, "Solicitud rechazada"). Both read the document from the
+// request (`xml`), so every process answers the same.
 //
 // What a real PAC refuses (SAT's Anexo 20 rules and the PAC's own checks; Finkok's codes, see
 // docs/invoices.md "What the sim PAC refuses"), the sim refuses too, before stamping:
@@ -95,6 +98,25 @@ export function simChecks(doc: ReturnType<typeof parseXml>): { code: string; mes
   const u = USOS[uso];
   if (!u || !u[r.persona!] || !u.regimenes.includes(regimen)) return { code: 'CFDI40161', message: `El campo UsoCFDI ${uso} debe corresponder con el tipo de persona y el RegimenFiscalReceptor ${regimen}.` };
   return undefined;
+}
+
+/** Receptors the sim's SAT always asks (any kind of CFDI, any amount, any day): one accepts, one refuses. */
+export const SIM_RECEPTOR_ASKED = ['CANCELA CON ACEPTACION', 'RECHAZA CANCELACION'] as const;
+
+/**
+ * Whether SAT holds a cancellation for the receptor's acceptance (CFF art. 29-A; RMF rule 2.7.1.35,
+ * "Cancelación de CFDI sin aceptación del receptor"): never within the day after its issue (fr. IX);
+ * an ingreso only over $1,000.00 (fr. I) and not to the público en general (fr. VII); a payment
+ * complement (REP, tipo P) whatever its amount (fr. I excepts the "Complemento para recepción de
+ * Pagos" from the $1,000.00 limit); an egreso never (fr. III), except the cases its exception names
+ * (rule 2.7.1.34, third paragraph), which the sim cannot read from the document: a receptor named in
+ * SIM_RECEPTOR_ASKED stands for them (and for any CFDI the receptor must answer).
+ */
+function needsAcceptance(f: SimFacts, now: Date): boolean {
+  if ((SIM_RECEPTOR_ASKED as readonly string[]).includes(f.receptorNombre)) return true;
+  if (now.getTime() - f.stampedAt <= 24 * 3600_000) return false;
+  if (f.tipo === 'I') return f.totalMinor > 100_000 && !f.global;
+  return f.tipo === 'P';
 }
 
 type SimFacts = { tipo: string; totalMinor: number; global: boolean; stampedAt: number; receptorNombre: string };
@@ -207,13 +229,8 @@ export class SimPac implements Pac {
     if (req.motivo === '01' && !req.folioSustitucion) return { kind: 'rejected', code: 'SIM-207', message: 'El motivo 01 requiere FolioSustitucion' };
     if (!this.opts.trustAllUuids && !this.stamped.has(req.uuid.toUpperCase())) return { kind: 'rejected', code: 'SIM-205', message: `UUID ${req.uuid} no existe` };
     const acuse = `<Acuse Fecha="${fechaLocal(req.now)}" RfcEmisor="${escapeAttr(req.rfcEmisor)}"><Folios><UUID>${req.uuid.toUpperCase()}</UUID><EstatusUUID>201</EstatusUUID></Folios></Acuse>`;
-    // SAT asks the receptor to accept the cancellation of an ingreso over $1,000.00 that is not a
-    // global invoice, once the day after its issue is over (CFF art. 29-A; RMF: cancellation without
-    // acceptance). The sim reads it from the document (req.xml), else from what it stamped itself.
+    // The sim reads the document from the request (req.xml), else from what it stamped itself.
     const f = (req.xml ? factsOf(req.xml) : undefined) ?? this.facts.get(req.uuid.toUpperCase());
-    if (f && f.tipo === 'I' && f.totalMinor > 100_000 && !f.global && req.now.getTime() - f.stampedAt > 24 * 3600_000) {
-      return { kind: 'pending', acuse };
-    }
-    return { kind: 'cancelled', acuse };
+    return f && needsAcceptance(f, req.now) ? { kind: 'pending', acuse } : { kind: 'cancelled', acuse };
   }
 }

@@ -34,6 +34,7 @@ export const INVOICE_ERRORS = {
   'invoice.motivo_not_applicable': inv('The cancellation motive does not apply to this CFDI: motivo 04 is only for a global invoice (público en general); a payment complement or credit note is cancelled with 02 or 03.'),
   'invoice.intent_fully_refunded': inv('The charge was refunded in full: there is no sale left to invoice or to apply to a PPD invoice (issue 27: a CFDI never ignores refunds).'),
   'invoice.credit_note_exceeds_total': inv('The credit note would take the live credit notes of the invoice over its total; the message carries what is left.'),
+  'invoice.cancellation_pending': inv('A payment complement of this invoice waits for the receptor to accept its cancellation (SAT "En proceso"); no REP takes a later place in the chain until SAT answers (the message names it). Retry once it is `cancelled` or `stamped` again.'),
   'invoice.concurrent_modification': inv('Another request changed this invoice at the same moment; retry with the same Idempotency-Key.'),
   'invoice.csd_invalid': inv('The uploaded CSD could not be used: not a SAT certificate, the key does not open with the password, the key is not the certificate\'s, it is expired, or its RFC is not the profile\'s.'),
   'invoice.csd_missing': inv('Live mode seals with the tenant\'s own CSD: upload it with PUT /v1/fiscal_profile (`csd`).'),
