@@ -74,6 +74,12 @@ type HydratedPayout = Hydrated<PayoutRow>;
 export type PayoutCommand =
   | { kind: 'send_started'; operationDate: string }
   | { kind: 'rail'; state: RailState; inboxId?: string }
+  /**
+   * The rail's gateway refused a status query (RailConfigurationError: STP 401/403 or its HTML page).
+   * The order may have reached the rail before, so the payout stays `processing` (never failed, never
+   * sent again) with the configuration error visible, and is asked again at the next poll.
+   */
+  | { kind: 'rail_refused'; reason: string }
   /** A notice that turned out to change nothing: only marks it processed. */
   | { kind: 'notice_done'; inboxId: string };
 
@@ -176,20 +182,47 @@ export const nextPollAt = (now: Date, createdAt: Date) => new Date(now.getTime()
 
 const RAIL_EVENT: Record<RailState['state'], PayoutEvent['type']> = { in_flight: 'rail.in_flight', paid: 'rail.paid', failed: 'rail.failed', returned: 'rail.returned' };
 
+/** failure_code of a payout whose rail refused the connection (the registration path fails with it; a status query leaves it on a processing payout). */
+export const RAIL_CONFIGURATION_ERROR = 'rail_configuration_error';
+
+/** The failure_reason of a processing payout whose status query the rail refused: the rail's reason, and why it is not failed. */
+export const refusedLookupReason = (reason: string) =>
+  `${reason} The order may have reached the rail before this query, so the payout stays processing (it is neither failed nor sent again) and the rail is asked again every ${POLL_LATE_MS / 60_000} minutes until it answers.`;
+
 /** A payout's step: pure (payout machine → row, history, ledger entries, event, timer). */
 export function planPayoutStep(h: HydratedPayout, cmd: PayoutCommand, env: StepEnv): Plan<PayoutRow> {
   const r = h.row;
   const done: Write[] = 'inboxId' in cmd && cmd.inboxId ? [{ op: 'update', table: 'inbox', id: cmd.inboxId, set: { processed_at: env.at } }] : [];
   if (cmd.kind === 'notice_done') return { writes: done, result: r };
+  if (cmd.kind === 'rail_refused') {
+    // Only a payout still waiting on the rail shows it (a paid payout's notice is asked again by the reconciler).
+    if (r.status !== 'processing') return { writes: [], result: r };
+    const reason = refusedLookupReason(cmd.reason);
+    const set: Record<string, unknown> = { failure_code: RAIL_CONFIGURATION_ERROR, failure_reason: reason, updated_at: env.at };
+    const first = r.failure_code !== RAIL_CONFIGURATION_ERROR;
+    return {
+      writes: [],
+      set,
+      // The history says it once per spell (a refused poll every 15 minutes adds nothing new).
+      ...(first ? { history: { event: 'rail.configuration_error', data: { code: RAIL_CONFIGURATION_ERROR } } } : {}),
+      timers: [{ kind: 'payout.poll', entityId: r.id, dueAt: new Date(env.now.getTime() + POLL_LATE_MS) }],
+      result: toPayout({ ...r, ...set, version: r.version + 1 }),
+    };
+  }
+  // The rail answered again: a configuration error shown while it refused is cleared (or replaced by the rail's own failure).
+  const clear: Record<string, unknown> = cmd.kind === 'rail' && r.failure_code === RAIL_CONFIGURATION_ERROR && r.status === 'processing' ? { failure_code: null, failure_reason: null } : {};
   const event: PayoutEvent = cmd.kind === 'send_started' ? { type: 'send_started' } : { type: RAIL_EVENT[cmd.state.state] };
   // Evidence that changes nothing (a repeated answer, a state the payout is past) is only acknowledged.
   if (!payoutMachine.resolveState({ value: r.status, context: undefined as never }).can(event)) return { writes: done, result: r };
   // An accepted order still in flight after a poll: only the next poll moves.
   if (cmd.kind === 'rail' && cmd.state.state === 'in_flight' && r.provider_ref === cmd.state.providerRef) {
-    return { writes: done, timers: [{ kind: 'payout.poll', entityId: r.id, dueAt: nextPollAt(env.now, r.created_at) }], result: r };
+    const timers = [{ kind: 'payout.poll', entityId: r.id, dueAt: nextPollAt(env.now, r.created_at) }];
+    if (!Object.keys(clear).length) return { writes: done, timers, result: r };
+    const set = { ...clear, updated_at: env.at };
+    return { writes: done, set, history: { event: 'rail.in_flight', data: { provider_ref: r.provider_ref } }, timers, result: toPayout({ ...r, ...set, version: r.version + 1 }) };
   }
   const step = machineStep(payoutMachine, r.status, undefined, event);
-  const set: Record<string, unknown> = { updated_at: env.at };
+  const set: Record<string, unknown> = { ...clear, updated_at: env.at };
   const plan: Plan<PayoutRow> = { writes: done, events: [], ledger: [], timers: [], result: r };
   const s = cmd.kind === 'rail' ? cmd.state : undefined;
   for (const e of step.effects) {
@@ -434,10 +467,22 @@ export class Payouts {
           // The rail's gateway refused the connection (STP: 403 HTML without VPN or from an unregistered IP):
           // nothing reached it, and retrying cannot help. The payout fails with the reason, visibly (issue 28.6).
           if (!(e instanceof RailConfigurationError)) throw e;
-          return { state: 'failed', code: 'rail_configuration_error', reason: e.message };
+          return { state: 'failed', code: RAIL_CONFIGURATION_ERROR, reason: e.message };
         }
       },
-      lookup: (h) => railImpl.status(orderOf(h.row)),
+      lookup: async (h) => {
+        try {
+          return await railImpl.status(orderOf(h.row));
+        } catch (e) {
+          // The gateway refused the query (STP: 403 HTML, no VPN or an unregistered IP). The order may have
+          // reached the rail before (this is the ask-first half), so nothing is failed or sent: the payout
+          // shows the configuration error, stays processing and is asked again at its next poll (issue 28.6).
+          if (!(e instanceof RailConfigurationError)) throw e;
+          await run({ kind: 'rail_refused', reason: e.message }, h);
+          this.d.log.warn('payout: the rail refused the status query (configuration); the payout stays processing and is asked again', { payoutId: h.row.id, rail: railImpl.key });
+          throw e;
+        }
+      },
       // The rail never saw it (the earlier call did not reach it): sending now, with the same key, is safe.
       resend: (h) => h.row.status === 'processing',
       record: async (h, state) => ({ status: (await run({ kind: 'rail', state, inboxId }, h)).status }),
@@ -453,7 +498,15 @@ export class Payouts {
    * notice). Idempotent: a payout that may have been sent is asked about before anything is sent.
    */
   async execute(payoutId: string, inboxId?: string): Promise<unknown> {
-    const s = await settle(this.d.actor, this.def, payoutId, (h) => this.orderCall(h, inboxId));
+    let s;
+    try {
+      s = await settle(this.d.actor, this.def, payoutId, (h) => this.orderCall(h, inboxId));
+    } catch (e) {
+      // Only a status query raises it (a send turns it into a failed payout): recorded on the payout, which
+      // waits for its next poll. The job itself is done (no retry storm, no error log per poll).
+      if (e instanceof RailConfigurationError) return { waiting: RAIL_CONFIGURATION_ERROR };
+      throw e;
+    }
     return s ? s.result : { skipped: 'unknown payout' };
   }
 

@@ -241,7 +241,7 @@ export const payoutResource = {
     created_at: timestamp,
     provider_ref: { type: 'string', description: 'The rail\'s order id, once the worker sent it.' },
     tracking_key: { type: 'string', description: 'Clave de rastreo (SPEI tracking key), once the worker sent it.' },
-    failure_reason: { type: 'string', description: 'When `failed` or `returned`.' },
+    failure_reason: { type: 'string', description: 'When `failed` or `returned`; also on a `processing` payout while the rail refuses the connection to ask about an order that may have been sent (a configuration error: no VPN, an IP not registered): the payout is not failed, and the reason clears when the rail answers.' },
   },
 } as const;
 export const payoutList = listOf(payoutResource);

@@ -373,6 +373,57 @@ t.test('STP\'s gateway refuses the connection (403 HTML: no VPN, IP not register
   }
 });
 
+t.test('STP\'s gateway refuses a status query (403 HTML) of an order that may have been sent: the payout stays processing with the configuration error visible, is never failed nor sent again, and settles once STP answers (issue 28.6)', async (t) => {
+  const failureCode = async (id: string) => (await a.app.deps.sql`select failure_code from payouts where id = ${id}`)[0].failure_code;
+  // 1. The registration reached STP but its answer was lost (500 after registering): only a status query can tell.
+  fake.initialEstado = 'LQ';
+  fake.loseRegistraAnswers = 1;
+  fake.forbidQueries = true;
+  try {
+    const r = await create(body({ amount_minor: 8_881 }), ten.liveKey);
+    const shown = await until(() => get(r.body.id, ten.liveKey), (x) => !!x.body.failure_reason || x.body.status !== 'processing', 20_000);
+    t.equal(shown.body.status, 'processing', 'not failed: the order may have gone out');
+    t.match(shown.body.failure_reason, /not registered with STP or the VPN/, 'the same reason as a refused registration');
+    t.match(shown.body.failure_reason, /stays processing/, 'and why it is not failed');
+    t.equal(await failureCode(r.body.id), 'rail_configuration_error');
+    const [ev] = await a.app.deps.sql`select count(*)::int as n from outbox_events where entity_id = ${r.body.id}`;
+    t.equal(ev.n, 0, 'no outcome event: nothing settled');
+    const [row] = await a.app.deps.sql`select tracking_key from payouts where id = ${r.body.id}`;
+    t.equal(fake.registraCalls.get(row.tracking_key as string), 1, 'sent once; never resent while refused');
+    const [tm] = await a.app.deps.sql`select count(*)::int as n from timers where kind = 'payout.poll' and entity_id = ${r.body.id} and fired_at is null`;
+    t.equal(tm.n, 1, 'a poll is due: it is asked again');
+    fake.forbidQueries = false;
+    const paid = await until(() => get(r.body.id, ten.liveKey), (x) => x.body.status !== 'processing', 20_000);
+    t.equal(paid.body.status, 'paid', 'STP answers again: its word is recorded');
+    t.notOk(paid.body.failure_reason, 'the configuration error is cleared');
+    t.equal(await failureCode(r.body.id), null);
+    t.equal(fake.registraCalls.get(row.tracking_key as string), 1, 'one registraOrden');
+  } finally {
+    fake.forbidQueries = false;
+    fake.loseRegistraAnswers = 0;
+  }
+  // 2. An accepted order in flight whose status query (here after its callback) is refused.
+  fake.initialEstado = 'E';
+  const r = await create(body({ amount_minor: 8_882 }), ten.liveKey);
+  const sent = await until(() => get(r.body.id, ten.liveKey), (x) => !!x.body.provider_ref);
+  const callback = () => a.call('POST', `/webhooks/in/stp/${ten.id}`, { body: { id: Number(sent.body.provider_ref), empresa: 'MERCADOUNO', folioOrigen: sent.body.tracking_key, estado: 'LQ' } });
+  fake.forbidden = true;
+  try {
+    t.equal((await callback()).status, 200);
+    const shown = await until(() => get(r.body.id, ten.liveKey), (x) => !!x.body.failure_reason);
+    t.equal(shown.body.status, 'processing');
+    t.match(shown.body.failure_reason, /not registered with STP or the VPN/);
+  } finally {
+    fake.forbidden = false;
+  }
+  fake.settle(sent.body.tracking_key, 'LQ');
+  await callback();
+  const paid = await until(() => get(r.body.id, ten.liveKey), (x) => x.body.status !== 'processing');
+  t.equal(paid.body.status, 'paid');
+  t.notOk(paid.body.failure_reason);
+  t.equal(fake.registraCalls.get(sent.body.tracking_key), 1);
+});
+
 t.test('OpenAPI documents the payout and onboarding webhook events', async (t) => {
   const doc = (await a.call('GET', '/openapi/v1.json')).body;
   for (const type of ['payout.paid', 'payout.failed', 'payout.returned', 'onboarding_application.approved', 'onboarding_application.needs_info', 'onboarding_application.rejected']) {

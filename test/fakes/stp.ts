@@ -89,6 +89,11 @@ export class FakeStp {
     this.faults.push(...faults);
   }
 
+  /** Refuse the queries (consOrdEnvRastreo, consOrdenesFech) with the gateway's 403 page; registraOrden still passes. */
+  forbidQueries = false;
+  /** The next registraOrden calls (this many) register the order, then answer 502: the answer is lost. */
+  loseRegistraAnswers = 0;
+
   /** The next registraOrden answers this documented error. */
   reject(id: number, descripcionError: string) {
     this.rejections.push({ id, descripcionError });
@@ -131,7 +136,7 @@ export class FakeStp {
     const path = (req.url ?? '').replace(/^\/speiws\/rest/, '');
     const fault = this.faults.shift();
     // nginx's page, as the stpmex-python cassette test_forbidden_without_vpn recorded it.
-    if (this.forbidden || fault === 'forbidden') return send(res, 403, '<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>\r\n<center><h1>403 Forbidden</h1></center>\r\n<hr><center>nginx/1.16.1</center>\r\n</body>\r\n</html>\r\n', 'text/html');
+    if (this.forbidden || fault === 'forbidden' || (this.forbidQueries && path !== '/ordenPago/registra')) return send(res, 403, '<html>\r\n<head><title>403 Forbidden</title></head>\r\n<body>\r\n<center><h1>403 Forbidden</h1></center>\r\n<hr><center>nginx/1.16.1</center>\r\n</body>\r\n</html>\r\n', 'text/html');
     if (fault === 'http500') return send(res, 500, '<html><body>Internal Server Error</body></html>', 'text/html');
     if (fault === 'timeout') return; // never answers; the client's deadline ends it
     if (fault === 'malformed') return send(res, 200, '<resultado>not json</resultado>', 'text/plain');
@@ -146,6 +151,10 @@ export class FakeStp {
       if (fault === 'no_response') return json(res, { resultado: { id: 0, descripcionError: 'No se recibió respuesta del servicio' } });
       const answer = this.registra(body);
       if (fault === 'register_then_500') return send(res, 502, 'Bad Gateway', 'text/plain');
+      if (this.loseRegistraAnswers > 0) {
+        this.loseRegistraAnswers--;
+        return send(res, 502, 'Bad Gateway', 'text/plain');
+      }
       if (fault === 'register_then_timeout') return;
       return json(res, answer);
     }
