@@ -4,6 +4,7 @@
 // file and package, inside a time window).
 import { spawn, execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -132,6 +133,17 @@ export class Children {
     return child;
   }
 
+  /**
+   * Takes a child started elsewhere (the supervisor's, startApp below): its stderr prefixed with
+   * `name`, killed with us. Its stdout is the caller's.
+   */
+  adopt(name: string, child: ChildProcess): void {
+    this.hook();
+    this.set.add(child);
+    child.on('exit', () => this.set.delete(child));
+    child.stderr?.on('data', (d: Buffer) => process.stderr.write(prefixLines(`[${name}] `, d.toString())));
+  }
+
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the child has exited. */
   stop(c: ChildProcess, graceMs = 15_000): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -145,7 +157,11 @@ export class Children {
     });
   }
 
+  /** Runs first in stopAll (a supervisor told to stop does not take its children's exits for crashes). */
+  readonly stoppers = new Set<() => Promise<void>>();
+
   async stopAll(graceMs = 15_000): Promise<void> {
+    await Promise.all([...this.stoppers].map((f) => f().catch(() => {})));
     await Promise.all([...this.set].map((c) => this.stop(c, graceMs)));
   }
 
@@ -169,6 +185,119 @@ const prefixLines = (p: string, s: string) =>
     .split('\n')
     .map((l, i, a) => (i === a.length - 1 && l === '' ? '' : p + l))
     .join('\n');
+
+// ---------------------------------------------------------------------------------------------
+// The app under test as `npm start -- --api N --workers M` runs it: N API processes on one port
+// (uWS listens with SO_REUSEPORT) and M workers, under the supervisor of ops/processes.ts.
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+
+export interface AppProcesses {
+  /** The API port (every API process listens on it); 0 without API processes. */
+  port: number;
+  /** The pids by role, for CpuSampler and the profiles (a category sums all of its processes). */
+  pids: { api: number[]; worker: number[] };
+  /** Set when a process exited while the bench ran (the supervisor then stopped them all). */
+  fatal(): string | undefined;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `apis` API and `workers` worker processes of `main` through the supervisor npm start uses
+ * (ops/processes.ts; this tree's, also for a BENCH_APP_ROOT build: it only spawns). Ready:
+ * - `ready: 'line'` (bench/confirm-app, any build): each process printed `BENCH_READY {…}`; its stdin
+ *   is a pipe from us, so it stops when we die;
+ * - `ready: 'ipc'` (dist/ops/main.js): each process sent 'ready' on the IPC channel (main.js does
+ *   since 0bfcad5; an older build never does and this times out).
+ * A process that exits while we run stops them all (the supervisor restarts only processes that
+ * said 'ready' over IPC, which confirm-app does not; a bench's figures assume none died).
+ */
+export async function startApp(children: Children, o: { main: string; cwd?: string; env: NodeJS.ProcessEnv; apis: number; workers: number; execArgv?: string[]; ready: 'line' | 'ipc'; port?: number; label?: string; readyTimeoutMs?: number }): Promise<AppProcesses> {
+  const { supervise } = await import('../ops/processes.js');
+  const port = o.apis > 0 ? (o.port ?? (await freePort())) : 0;
+  const label = o.label ?? 'app';
+  const pids: AppProcesses['pids'] = { api: [], worker: [] };
+  const waits: Array<Promise<void>> = [];
+  let fatal: string | undefined;
+  let failReady: (e: Error) => void = () => {};
+  const failed = new Promise<never>((_, reject) => (failReady = reject));
+  failed.catch(() => {});
+  const s = supervise({
+    main: o.main,
+    cwd: o.cwd ?? dirname(dirname(dirname(o.main))),
+    env: { ...o.env, ...(o.apis > 0 ? { PORT: String(port) } : {}) },
+    apis: o.apis,
+    workers: o.workers,
+    stdio: 'pipe',
+    execArgv: o.execArgv ?? [],
+    onSpawn: (role, i, proc) => {
+      const name = `${label} ${role}${o[role === 'api' ? 'apis' : 'workers'] > 1 ? ` ${i + 1}` : ''}`;
+      children.adopt(name, proc);
+      pids[role].push(proc.pid!);
+      waits.push(
+        new Promise<void>((resolve) => {
+          let buf = '';
+          let seen = o.ready !== 'line';
+          proc.stdout!.on('data', (d: Buffer) => {
+            buf += d.toString();
+            let nl: number;
+            while ((nl = buf.indexOf('\n')) >= 0) {
+              const line = buf.slice(0, nl);
+              buf = buf.slice(nl + 1);
+              if (!seen && line.startsWith('BENCH_READY ')) {
+                seen = true;
+                resolve();
+              } else if (line.trim()) process.stderr.write(`[${name}] ${line}\n`);
+            }
+          });
+          if (o.ready === 'ipc') proc.on('message', (m) => m === 'ready' && resolve());
+        }),
+      );
+    },
+    onExit: (role, i, how) => {
+      fatal = `${label}: ${role} process ${i + 1} exited (${how}) while the bench ran; the supervisor starts it again`;
+      process.stderr.write(`${fatal}\n`);
+    },
+    onFatal: (role, i, how) => {
+      fatal = `${label}: ${role} process ${i + 1} exited (${how}); the supervisor stopped them all`;
+      process.stderr.write(`${fatal}\n`);
+      failReady(new Error(fatal));
+    },
+  });
+  const timeoutMs = o.readyTimeoutMs ?? 120_000;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      Promise.all(waits),
+      failed,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${label}: not every process reported ready within ${timeoutMs} ms${o.ready === 'ipc' ? " (a build whose ops/main.ts sends no IPC 'ready', before 0bfcad5, cannot run under the supervisor)" : ''}`)), timeoutMs);
+      }),
+    ]);
+  } catch (e) {
+    await s.stop('SIGKILL');
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+  const stop = async () => {
+    children.stoppers.delete(stop);
+    // SIGTERM (the app stops cleanly, so that --cpu-prof writes its profile), SIGKILL after 15 s.
+    const procs = s.running().map((r) => r.proc);
+    const kill = setTimeout(() => procs.forEach((p) => p.kill('SIGKILL')), 15_000);
+    await s.stop('SIGTERM');
+    clearTimeout(kill);
+  };
+  children.stoppers.add(stop);
+  return { port, pids, fatal: () => fatal, stop };
+}
 
 /** Sends an IPC request to a child and waits for the answer with the same `rid`. */
 let rid = 0;
@@ -199,6 +328,9 @@ try {
 } catch {
   /* keep 100 */
 }
+
+/** A category's pids: none, one or several. */
+export const pidList = (p: number | number[] | undefined): number[] => (p === undefined ? [] : Array.isArray(p) ? p.filter((x) => x !== undefined) : [p]);
 
 /** CPU seconds of a process (all threads), and seconds its main thread spent runnable but waiting for a CPU. */
 function readStat(pid: string, withWait = true): { comm: string; cpu: number; sys: number; wait: number; main: number } | null {
@@ -248,6 +380,8 @@ export interface CpuReport {
   irqPct: number;
   /** Machine busy time not in any category (interrupts, other processes). */
   otherPct: number;
+  /** Per named category: how many processes it sums (1 but for `--api N`/`--workers M`). */
+  procs: Record<string, number>;
   /** Per named process: read and write syscalls (read/readv, write/writev; not send/recv) during the window, from /proc/<pid>/io. */
   syscalls: Record<string, { r: number; w: number }>;
   /** The busiest processes outside the categories, by command name (% of one core). */
@@ -268,24 +402,31 @@ export class CpuSampler {
 
   private io(): Record<string, { r: number; w: number }> {
     const out: Record<string, { r: number; w: number }> = {};
-    for (const [name, pid] of Object.entries(this.named)) {
-      if (pid === undefined) continue;
-      try {
-        const t = readFileSync(`/proc/${pid}/io`, 'utf8');
-        out[name] = { r: Number(/syscr: (\d+)/.exec(t)?.[1] ?? NaN), w: Number(/syscw: (\d+)/.exec(t)?.[1] ?? NaN) };
-      } catch {
-        /* exited, or not ours */
+    for (const [name, pids] of Object.entries(this.named)) {
+      for (const pid of pidList(pids)) {
+        try {
+          const t = readFileSync(`/proc/${pid}/io`, 'utf8');
+          const o = (out[name] ??= { r: 0, w: 0 });
+          o.r += Number(/syscr: (\d+)/.exec(t)?.[1] ?? NaN);
+          o.w += Number(/syscw: (\d+)/.exec(t)?.[1] ?? NaN);
+        } catch {
+          /* exited, or not ours */
+        }
       }
     }
     return out;
   }
+  /**
+   * `named`: a category per name, of one pid or of several (every API process of `--api N`): the
+   * category sums all of them; `procs` in the report says how many.
+   */
   constructor(
-    private named: Record<string, number | undefined>,
+    private named: Record<string, number | number[] | undefined>,
     private intervalMs = 500,
   ) {}
 
   private categorize(pid: string, comm: string): string {
-    for (const [name, p] of Object.entries(this.named)) if (p !== undefined && String(p) === pid) return name;
+    for (const [name, p] of Object.entries(this.named)) if (pidList(p).some((x) => String(x) === pid)) return name;
     if (comm === 'postgres' || comm === 'postmaster') return 'postgres';
     if (comm.startsWith('redis-server')) return 'redis';
     if (comm === 'pgbench') return 'pgbench';
@@ -364,11 +505,14 @@ export class CpuSampler {
       others.push({ pid: Number(pid), comm: v.cat.slice(6), cmd, pct: Math.round(p * 10) / 10 });
     }
     const machineBusyPct = (100 * (m1.busy - this.m0.busy)) / wallS;
+    const procs: Record<string, number> = {};
+    for (const [name, p] of Object.entries(this.named)) procs[name] = pidList(p).length;
     return {
       wallS,
       pct,
       waitPct,
       mainPct,
+      procs,
       syscalls,
       machineBusyPct,
       stealPct: (100 * (m1.steal - this.m0.steal)) / wallS,
@@ -622,7 +766,13 @@ export function disturbedWhy(r: CpuReport): string {
 export function mainThreadLine(r: CpuReport, names: string[]): string {
   return names
     .filter((n) => r.mainPct[n] !== undefined)
-    .map((n) => `${n} main thread: ${fmt(r.mainPct[n])}% on a CPU, ${fmt(r.waitPct[n])}% runnable but waiting for one, ${fmt(Math.max(0, 100 - r.mainPct[n] - r.waitPct[n]))}% idle`)
+    .map((n) => {
+      // Several processes in the category (--api N): the mean per process, so that it adds up to 100%.
+      const k = Math.max(1, r.procs?.[n] ?? 1);
+      const on = r.mainPct[n] / k;
+      const wait = r.waitPct[n] / k;
+      return `${n} main thread${k > 1 ? `s (${k} processes, mean per process)` : ''}: ${fmt(on)}% on a CPU, ${fmt(wait)}% runnable but waiting for one, ${fmt(Math.max(0, 100 - on - wait))}% idle`;
+    })
     .join('; ');
 }
 
@@ -630,7 +780,7 @@ export function cpuCells(r: CpuReport, names: string[]): string[] {
   const top = r.topOthers.filter((x) => x.pct >= 2).map((x) => `${x.comm} ${fmt(x.pct)}%`);
   // (the JSON keeps each one's pid and command line)
   const other = `${fmt(r.otherPct)}% (irq ${fmt(r.irqPct)}%${top.length ? `; ${top.join(', ')}` : ''})`;
-  const cell = (n: string) => `${fmt(r.pct[n] ?? NaN)}%${r.waitPct[n] >= 1 ? ` (+${fmt(r.waitPct[n])}% runq)` : ''}`;
+  const cell = (n: string) => `${fmt(r.pct[n] ?? NaN)}%${r.waitPct[n] >= 1 ? ` (+${fmt(r.waitPct[n])}% runq)` : ''}${(r.procs?.[n] ?? 1) > 1 ? ` (${r.procs[n]} procs)` : ''}`;
   return [...names.map(cell), other, `${fmt(r.machineBusyPct)}%`, `${fmt(r.stealPct)}%`];
 }
 
@@ -867,9 +1017,9 @@ export function threadsOf(pid: number | undefined): number[] {
 }
 
 /** role per thread id, for perfSummary: every thread of each named pid (call before the processes exit). */
-export function threadRoles(named: Record<string, number | undefined>): Record<number, string> {
+export function threadRoles(named: Record<string, number | number[] | undefined>): Record<number, string> {
   const out: Record<number, string> = {};
-  for (const [role, pid] of Object.entries(named)) for (const tid of threadsOf(pid)) out[tid] = role;
+  for (const [role, pids] of Object.entries(named)) for (const pid of pidList(pids)) for (const tid of threadsOf(pid)) out[tid] = role;
   return out;
 }
 

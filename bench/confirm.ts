@@ -19,8 +19,10 @@
 //                  runs: its tps is what Postgres alone allows create+confirm+execute on this
 //                  machine (the relay's share is left out, so the floor is, if anything, high).
 //    Latency percentiles come from pgbench's per-transaction log (-l).
-// 2. The app: ROLE=api and ROLE=worker child processes (bench/confirm-app) on another scratch
-//    database and Redis prefix, rate limit 1e9/min. A tenant is created through the admin API.
+// 2. The app: --api N ROLE=api and --workers M ROLE=worker processes (bench/confirm-app; default 1
+//    and 1) started by the supervisor of `npm start -- --api N --workers M` (ops/processes.ts), every
+//    API process on one port (SO_REUSEPORT), on another scratch database and Redis prefix, rate
+//    limit 1e9/min; the CPU of a role sums its processes. A tenant is created through the admin API.
 //    autocannon in this process drives 64 connections, each looping over a `requests` chain:
 //    POST /v1/payment_intents (fresh Idempotency-Key, onResponse captures the id) then
 //    POST /v1/payment_intents/{id}/confirm (fresh Idempotency-Key). Latency is recorded per step
@@ -81,6 +83,7 @@ import {
   type CpuReport,
   type ProfileSummary,
   appBench,
+  startApp,
   benchTenant,
   PgEvidence,
   pgEvidenceTables,
@@ -102,7 +105,9 @@ const SPEC = {
   perf: { type: 'boolean', default: perfAvailable(), help: 'with the profiled pass, sample the whole machine with perf record -e cpu-clock -a (--no-perf to skip)' },
   'profile-duration': { type: 'number', default: 0, min: 0, max: 120, help: 'seconds of the profiled load (0: same as --duration)' },
   'profile-dir': { type: 'string', help: 'keep the .cpuprofile files here (default: a temporary directory, removed)' },
-  'worker-concurrency': { type: 'number', default: 16, min: 1, max: 1000, help: 'WORKER_CONCURRENCY of the worker child (jobs per shard queue)' },
+  'worker-concurrency': { type: 'number', default: 16, min: 1, max: 1000, help: 'WORKER_CONCURRENCY of each worker process (jobs per shard queue)' },
+  api: { type: 'number', default: 1, min: 1, max: 16, help: 'API processes on the one port (SO_REUSEPORT), started as npm start -- --api N does (ops/processes.ts); CPU "api" sums them' },
+  workers: { type: 'number', default: 1, min: 1, max: 16, help: 'worker processes (npm start -- --workers M); CPU "worker" sums them' },
   retries: { type: 'number', default: 3, min: 0, max: 10, help: 'run a measured phase again (keeping the least disturbed) when other processes or hypervisor steal took more than 15% of a core during it' },
   'drain-timeout': { type: 'number', default: 60, min: 0, max: 600, help: 'seconds to wait for the worker to execute the backlog after the run' },
   'max-wait': { type: 'number', default: 900, min: 0, max: 3600, help: 'seconds to wait for another benchmark / a busy machine before starting' },
@@ -126,6 +131,8 @@ interface Options {
   'profile-duration': number;
   'profile-dir'?: string;
   'worker-concurrency': number;
+  api: number;
+  workers: number;
   retries: number;
   'drain-timeout': number;
   'max-wait': number;
@@ -447,33 +454,37 @@ async function runPgbench(o: Options, tmp: string): Promise<PgbenchResult[]> {
 // The app and the HTTP load
 interface App {
   port: number;
-  apiPid: number;
-  workerPid?: number;
+  apiPids: number[];
+  workerPids: number[];
+  fatal(): string | undefined;
   stop(): Promise<void>;
-  api: import('node:child_process').ChildProcess;
-  worker?: import('node:child_process').ChildProcess;
 }
 
-async function startAppPair(env: NodeJS.ProcessEnv, withWorker: boolean, profileDir?: string, perfMaps = false): Promise<App> {
+/**
+ * `apis` API and `workers` worker processes of bench/confirm-app (the build under test's), started
+ * by the supervisor of `npm start -- --api N --workers M` (ops/processes.ts), every API process on
+ * the one port.
+ */
+async function startAppPair(env: NodeJS.ProcessEnv, apis: number, workers: number, profileDir?: string, perfMaps = false): Promise<App> {
   // --perf-basic-prof: perf can name the JIT-compiled JavaScript functions (/tmp/perf-<pid>.map).
-  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...(perfMaps ? ['--perf-basic-prof'] : [])] : [];
-  const stateApi = mkdtempSync(join(tmpdir(), 'orq-bench-confirm-api-'));
-  const api = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: stateApi }, nodeArgs });
-  let worker: Awaited<ReturnType<typeof children.start<{ pid: number }>>> | undefined;
-  const stateWorker = mkdtempSync(join(tmpdir(), 'orq-bench-confirm-worker-'));
-  if (withWorker) worker = await children.start<{ pid: number }>('worker', appBench('confirm-app.js'), { env: { ...env, ROLE: 'worker', STATE_DIR: stateWorker }, nodeArgs });
-  return {
-    port: api.info.port,
-    apiPid: api.info.pid,
-    workerPid: worker?.info.pid,
-    api: api.child,
-    worker: worker?.child,
-    async stop() {
-      await Promise.all([children.stop(api.child), worker ? children.stop(worker.child) : Promise.resolve()]);
-      rmSync(stateApi, { recursive: true, force: true });
-      rmSync(stateWorker, { recursive: true, force: true });
-    },
-  };
+  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...(perfMaps ? ['--perf-basic-prof'] : [])] : [];
+  const state = mkdtempSync(join(tmpdir(), 'orq-bench-confirm-'));
+  try {
+    const a = await startApp(children, { main: appBench('confirm-app.js'), env: { ...env, STATE_DIR: state }, apis, workers, execArgv, ready: 'line' });
+    return {
+      port: a.port,
+      apiPids: a.pids.api,
+      workerPids: a.pids.worker,
+      fatal: a.fatal,
+      async stop() {
+        await a.stop();
+        rmSync(state, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    rmSync(state, { recursive: true, force: true });
+    throw e;
+  }
 }
 
 async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; json: any; text: string }> {
@@ -612,7 +623,7 @@ async function main(): Promise<number> {
   const pg = await pgServerInfo();
   process.stdout.write(
     `bench/confirm: ${m.date}, node ${m.node}, ${m.nproc} CPUs (${m.cpuModel}), ${m.memGiB} GiB, ${pg.version} (${Object.entries(pg.settings).map(([k, v]) => `${k}=${v}`).join(', ')})\n` +
-      `load: autocannon ${o.connections} connections, pipelining 1, create→confirm chains, ${o.warmup} s warm-up + ${o.duration} s; pgbench -c ${o['pgbench-clients']} -j ${o['pgbench-threads']} -T ${o['pgbench-duration']}\n`,
+      `load: autocannon ${o.connections} connections, pipelining 1, create→confirm chains, ${o.warmup} s warm-up + ${o.duration} s; app: ${o.api} API process(es) on one port, ${o.workers} worker process(es) (ops/processes.ts); pgbench -c ${o['pgbench-clients']} -j ${o['pgbench-threads']} -T ${o['pgbench-duration']}\n`,
   );
   process.stdout.write(`source: commit ${src.commit}${src.dirty.length ? `, with uncommitted changes in ${src.dirty.join(', ')}` : ', no uncommitted changes outside bench/'}\n`);
   const quiet = await waitForQuiet('bench/confirm', o['max-wait']);
@@ -650,7 +661,9 @@ async function main(): Promise<number> {
     RATE_LIMIT_V1_PER_MIN: '1000000000',
     WORKER_CONCURRENCY: String(o['worker-concurrency']),
   };
-  let app = await startAppPair(env, true);
+  // Created here: N processes starting together would race to create it.
+  await ensureDatabase(dbUrl(appDb));
+  let app = await startAppPair(env, o.api, o.workers);
   const base = () => `http://127.0.0.1:${app.port}`;
   const { id: tenantId, key } = await benchTenant(base(), adminKey, 'bench-confirm');
   const auth = { authorization: `Bearer ${key}` };
@@ -709,7 +722,7 @@ async function main(): Promise<number> {
     process.stdout.write(`measured run ${o.duration} s${attempt > 1 ? ` (attempt ${attempt})` : ''}… `);
     const before = await attemptCounts(appSql, tenantId);
     const ev = await PgEvidence.start(appDb);
-    const sampler = new CpuSampler({ api: app.apiPid, worker: app.workerPid, autocannon: process.pid }).start();
+    const sampler = new CpuSampler({ api: app.apiPids, worker: app.workerPids, autocannon: process.pid }).start();
     const run = await chainRun(app.port, key, o.duration, o.connections);
     const cpu = sampler.stop();
     const evidence = await ev.stop();
@@ -736,6 +749,7 @@ async function main(): Promise<number> {
   for (const [s, n] of Object.entries(run.create.statuses)) if (s !== '201') failures.push(`create: ${n} x HTTP ${s}`);
   if (run.errors || run.timeouts) failures.push(`autocannon: ${run.errors} errors, ${run.timeouts} timeouts ${run.reqErrors.join('; ')}`);
   if (d.pending > 0) failures.push(`${d.pending} attempts still pending ${o['drain-timeout']} s after the run`);
+  if (app.fatal()) failures.push(app.fatal()!);
   const notSucceeded = Object.entries(final2.by).filter(([s]) => s !== 'captured');
   if (notSucceeded.length) failures.push(`attempts not captured after the drain: ${notSucceeded.map(([s, n]) => `${n} ${s}`).join(', ')}`);
 
@@ -751,7 +765,7 @@ async function main(): Promise<number> {
     process.stdout.write(`routing over sim + sim_b: warm-up 2 s… `);
     await chainRun(app.port, key, 2, o.connections);
     await drain(o['drain-timeout']);
-    const sampler = new CpuSampler({ api: app.apiPid, worker: app.workerPid, autocannon: process.pid }).start();
+    const sampler = new CpuSampler({ api: app.apiPids, worker: app.workerPids, autocannon: process.pid }).start();
     const rr = await chainRun(app.port, key, o.duration, o.connections);
     const rcpu = sampler.stop();
     const rd = await drain(o['drain-timeout']);
@@ -778,7 +792,7 @@ async function main(): Promise<number> {
     const dir = o['profile-dir'] ?? join(tmp, 'profiles');
     mkdirSync(dir, { recursive: true });
     await app.stop();
-    app = await startAppPair(env, true, dir, o.perf);
+    app = await startAppPair(env, o.api, o.workers, dir, o.perf);
     process.stdout.write(`profiled run (api and worker under --cpu-prof, ${dir}): warm-up 2 s + ${profileDuration} s… `);
     await chainRun(app.port, key, 2, o.connections);
     await drain(o['drain-timeout']);
@@ -788,14 +802,15 @@ async function main(): Promise<number> {
     const pr = await chainRun(app.port, key, profileDuration, o.connections);
     const perfCode = await perfDone;
     process.stdout.write(`${fmt(pr.confirm.rps)} confirms/s under the profiler\n`);
-    const { apiPid, workerPid } = app;
-    const roles = threadRoles({ 'api (node)': apiPid, 'worker (node)': workerPid, 'autocannon (node, this process)': process.pid });
+    // With --api N / --workers M every process is profiled; the tables summarize the first of each role.
+    const { apiPids, workerPids } = app;
+    const roles = threadRoles({ 'api (node)': apiPids, 'worker (node)': workerPids, 'autocannon (node, this process)': process.pid });
     const perf = o.perf && perfCode === 0 ? perfSummary(perfFile, roles) : undefined;
     await drain(o['drain-timeout']);
     await app.stop();
-    removePerfMaps([apiPid, workerPid]);
-    const apiFile = findProfile(dir, apiPid);
-    const workerFile = findProfile(dir, workerPid);
+    removePerfMaps([...apiPids, ...workerPids]);
+    const apiFile = findProfile(dir, apiPids[0]);
+    const workerFile = findProfile(dir, workerPids[0]);
     if (!apiFile) failures.push(`no CPU profile of the api process in ${dir}`);
     profiles = {
       run: pr,
@@ -870,8 +885,8 @@ async function main(): Promise<number> {
   }
   if (disturbance(cpu) > DISTURBED_PCT) out.push(`WARNING: ${fmt(disturbance(cpu))}% of a core went to other processes or the hypervisor during the run (after ${o.retries} retries); re-run on a quiet machine before trusting the figures`);
   for (const r of pgb) if (disturbance(r.cpu) > DISTURBED_PCT) out.push(`WARNING: pgbench ${r.variant} lost ${fmt(disturbance(r.cpu))}% of a core to other processes or the hypervisor (after ${o.retries} retries)`);
-  if (profiles.api) out.push(`API process profile (under load ${fmt(profiles.run!.confirm.rps)} confirms/s):\n\n${profileTables(profiles.api)}`);
-  if (profiles.worker) out.push(`worker process profile (same window):\n\n${profileTables(profiles.worker, 12)}`);
+  if (profiles.api) out.push(`API process profile${o.api > 1 ? ` (the first of ${o.api})` : ''} (under load ${fmt(profiles.run!.confirm.rps)} confirms/s):\n\n${profileTables(profiles.api)}`);
+  if (profiles.worker) out.push(`worker process profile${o.workers > 1 ? ` (the first of ${o.workers})` : ''} (same window):\n\n${profileTables(profiles.worker, 12)}`);
   if (profiles.perf) out.push(`whole machine, same window:\n\n${perfTables(profiles.perf)}`);
   process.stdout.write(`\n${out.join('\n\n')}\n`);
   if (failures.length) process.stdout.write(`\nFAILED CHECKS:\n${failures.map((f) => `  - ${f}`).join('\n')}\n`);

@@ -7,17 +7,18 @@
 // the app's and Postgres's CPU, the worker's backlog drained before the next rate. Reports the
 // highest rate with p99 <= 50 ms. Stops after two rates whose p99 exceeds --stop-ms (saturated).
 // --invoice-rate N: meanwhile, N invoices/s (POST /v1/invoices, sim PAC) on charges seeded in SQL.
+// --api N / --workers M: the same dist/ops/main.js as N API and M worker processes under the
+// supervisor of `npm start -- --api N --workers M` (ops/processes.ts); "app CPU" sums them all.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { Pool } from 'undici';
 import { ensureDatabase } from '../kernel/db.js';
-import { benchTenant, Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, fmt, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, waitForQuiet, runBench } from './confirm-lib.js';
+import { benchTenant, Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, fmt, freePort, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, startApp, waitForQuiet, runBench, type AppProcesses } from './confirm-lib.js';
 
-const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; analyze: boolean; 'keep-db': boolean; evidence: boolean; 'max-wait': number; json?: string }>(
+const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; analyze: boolean; 'keep-db': boolean; evidence: boolean; 'max-wait': number; api?: number; workers?: number; json?: string }>(
   process.argv.slice(2),
   {
     rates: { type: 'string', default: '25,50,75,100,125,150', help: 'offered confirms/s, one measured run each, in this order' },
@@ -29,6 +30,8 @@ const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-
     'keep-db': { type: 'boolean', default: false, help: 'keep the scratch database (to EXPLAIN its statements afterwards); its name is printed' },
     evidence: { type: 'boolean', default: true, help: 'pg_stat_statements and trigger time per rate (the last rate is printed)' },
     'max-wait': { type: 'number', default: 30, min: 0, max: 3600, help: 'seconds to wait for a quiet machine before starting' },
+    api: { type: 'number', min: 1, max: 16, help: 'run the app as npm start -- --api N --workers M does (ops/processes.ts: N API processes on the one port, M workers; either option alone means 1 of the other) instead of one ROLE=all process' },
+    workers: { type: 'number', min: 1, max: 16, help: 'worker processes under the supervisor (see --api)' },
     json: { type: 'string', help: 'write the results as JSON here' },
   },
   'npm run bench:openloop -- [options]',
@@ -36,15 +39,6 @@ const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-
 
 const children = new Children('bench/openloop');
 const appRoot = process.env.BENCH_APP_ROOT ?? join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
 
 interface RateResult {
   rate: number;
@@ -58,6 +52,9 @@ interface RateResult {
   p99: number;
   max: number;
   appCpuPct: number;
+  /** With --api/--workers: the app CPU by role (each the sum of its processes). */
+  apiCpuPct?: number;
+  workerCpuPct?: number;
   pgCpuMsPerConfirm: number;
   machineBusyPct: number;
   otherPct: number;
@@ -74,7 +71,7 @@ async function main(): Promise<number> {
   const rates = o.rates.split(',').map(Number).filter((n) => n > 0);
   const m = machineInfo();
   const src = sourceInfo();
-  process.stdout.write(`bench/openloop: ${m.date}, node ${m.node}, ${m.nproc} CPUs, app ${process.env.BENCH_APP_ROOT ? `from ${appRoot}` : `this tree (${src.commit})`}; rates ${rates.join(', ')}/s x ${o.duration} s\n`);
+  process.stdout.write(`bench/openloop: ${m.date}, node ${m.node}, ${m.nproc} CPUs, app ${process.env.BENCH_APP_ROOT ? `from ${appRoot}` : `this tree (${src.commit})`}${o.api !== undefined || o.workers !== undefined ? ` as ${o.api ?? 1} API and ${o.workers ?? 1} worker process(es) (ops/processes.ts)` : ' as one ROLE=all process'}; rates ${rates.join(', ')}/s x ${o.duration} s\n`);
   const quiet = await waitForQuiet('bench/openloop', o['max-wait']);
   if (quiet.warning) process.stdout.write(`WARNING: ${quiet.warning}\n`);
 
@@ -87,6 +84,8 @@ async function main(): Promise<number> {
   await ensureDatabase(dbUrl(db));
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: dbUrl(db), REDIS_PREFIX: prefix, ADMIN_KEY: adminKey, SEED_DEMO_TENANT: 'false', RATE_LIMIT_V1_PER_MIN: '1000000000', STATE_DIR: state };
   delete env.ROLE;
+  const supervised = o.api !== undefined || o.workers !== undefined;
+  let group: AppProcesses | undefined;
   const results: RateResult[] = [];
   let evidence: Awaited<ReturnType<PgEvidence['stop']>> | undefined;
   let evidenceRate = 0;
@@ -94,7 +93,12 @@ async function main(): Promise<number> {
   const sql = postgres(dbUrl(db), { max: 2, onnotice: () => {} });
   try {
     // `npm start` runs dist/ops/main.js (after install/build/preflight, done by ops/bench.mjs).
-    const app = children.spawnPlain('app', [join(appRoot, 'dist', 'ops', 'main.js')], env, appRoot);
+    const main = join(appRoot, 'dist', 'ops', 'main.js');
+    let app: { pid?: number; exitCode: number | null } | undefined;
+    if (supervised) {
+      group = await startApp(children, { main, cwd: appRoot, env, apis: o.api ?? 1, workers: o.workers ?? 1, port, ready: 'ipc', execArgv: [] });
+      app = { exitCode: null };
+    } else app = children.spawnPlain('app', [main], env, appRoot);
     const base = `http://127.0.0.1:${port}`;
     for (let i = 0; ; i++) {
       const r = await fetch(`${base}/health/live`).catch(() => null);
@@ -208,7 +212,7 @@ async function main(): Promise<number> {
       await drain();
       const load = loadavg().map((x) => x.toFixed(2)).join(' ');
       const ev = o.evidence ? await PgEvidence.start(db) : undefined;
-      const cpu = new CpuSampler({ app: app.pid, bench: process.pid }).start();
+      const cpu = new CpuSampler(group ? { api: group.pids.api, worker: group.pids.worker, bench: process.pid } : { app: app.pid, bench: process.pid }).start();
       const inv = o['invoice-rate'] > 0 ? openLoop(o['invoice-rate'], o.duration, invoices) : undefined;
       const r = await openLoop(rate, o.duration, confirms(ids));
       const ir = await inv;
@@ -228,7 +232,8 @@ async function main(): Promise<number> {
         p90: s.p90,
         p99: s.p99,
         max: s.max,
-        appCpuPct: c.pct.app ?? 0,
+        appCpuPct: group ? (c.pct.api ?? 0) + (c.pct.worker ?? 0) : (c.pct.app ?? 0),
+        ...(group ? { apiCpuPct: c.pct.api ?? 0, workerCpuPct: c.pct.worker ?? 0 } : {}),
         pgCpuMsPerConfirm: e ? (1000 * e.backendCpuS) / Math.max(1, ok) : NaN,
         machineBusyPct: c.machineBusyPct,
         otherPct: c.otherPct,
@@ -257,6 +262,7 @@ async function main(): Promise<number> {
     await pool.close();
   } finally {
     await sql.end({ timeout: 2 });
+    if (group?.fatal()) failures.push(group.fatal()!);
     await children.stopAll();
     if (o['keep-db']) process.stdout.write(`kept the database ${db}\n`);
     else await dropDatabase(db).catch(() => {});

@@ -2,9 +2,10 @@
 // bare keep-alive POST loop to the same receivers, in the same run, plus a failure scenario.
 //
 // Processes: K receivers (bench/webhooks-receivers, one child process, node:http keep-alive), the
-// app as ROLE=api (admin API, endpoint registration, the test clock) and ROLE=worker (outbox relay
-// every RELAY_INTERVAL_MS=20 ms, the webhook dispatcher), both bench/confirm-app children on a
-// scratch database and Redis prefix. WEBHOOK_ALLOW_HTTP_HOSTS=127.0.0.1 lets endpoints be
+// app as --api N ROLE=api processes (admin API, endpoint registration, the test clock) and --workers
+// M ROLE=worker processes (outbox relay every RELAY_INTERVAL_MS=20 ms, the webhook dispatcher;
+// default 1 and 1), bench/confirm-app started by the supervisor of `npm start -- --api N --workers
+// M` (ops/processes.ts), on a scratch database and Redis prefix; the CPU of a role sums its processes. WEBHOOK_ALLOW_HTTP_HOSTS=127.0.0.1 lets endpoints be
 // http://127.0.0.1:<port>/… . This process inserts outbox events with SQL and runs the bare loop.
 //
 // 1. Throughput, per round: N committed events (one transaction, as the actors write them) for a
@@ -36,6 +37,7 @@ import type { ChildProcess } from 'node:child_process';
 import postgres from 'postgres';
 import { envelope, API_VERSION } from '../actors/webhook-delivery.js';
 import { SIGNATURE_HEADER } from '../kernel/signing.js';
+import { ensureDatabase } from '../kernel/db.js';
 import {
   Children,
   CpuSampler,
@@ -71,6 +73,7 @@ import {
   type CpuReport,
   type ProfileSummary,
   appBench,
+  startApp,
   benchTenant,
   runBench,
 } from './confirm-lib.js';
@@ -93,6 +96,8 @@ const SPEC = {
   retries: { type: 'number', default: 3, min: 0, max: 10, help: 'run a measured phase again (keeping the least disturbed) when other processes or hypervisor steal took more than 15% of a core during it' },
   'webhook-concurrency': { type: 'number', default: 32, min: 1, max: 1000, help: 'WEBHOOK_CONCURRENCY of the worker (deliveries in flight per worker process; at most 8 per endpoint either way)' },
   'relay-interval': { type: 'number', default: 20, min: 10, max: 10_000, help: 'RELAY_INTERVAL_MS of the worker' },
+  api: { type: 'number', default: 1, min: 1, max: 16, help: 'API processes on the one port (SO_REUSEPORT), started as npm start -- --api N does (ops/processes.ts); CPU "api" sums them' },
+  workers: { type: 'number', default: 1, min: 1, max: 16, help: 'worker processes (npm start -- --workers M), each relaying and delivering; CPU "worker" sums them' },
   profile: { type: 'boolean', default: true, help: 'run the profiled throughput phase (--no-profile to skip)' },
   perf: { type: 'boolean', default: perfAvailable(), help: 'with the profiled phase, sample the whole machine with perf record -e cpu-clock -a (--no-perf to skip)' },
   'profile-dir': { type: 'string', help: 'keep the .cpuprofile files here (default: a temporary directory, removed)' },
@@ -116,6 +121,8 @@ interface Options {
   retries: number;
   'webhook-concurrency': number;
   'relay-interval': number;
+  api: number;
+  workers: number;
   profile: boolean;
   perf: boolean;
   'profile-dir'?: string;
@@ -273,7 +280,7 @@ async function main(): Promise<number> {
   process.stdout.write(
     `bench/webhooks: ${m.date}, node ${m.node}, ${m.nproc} CPUs (${m.cpuModel}), ${m.memGiB} GiB, ${pg.version}\n` +
       `N=${N} events x K=${K} endpoints per round, ${o.rounds} round(s), warm-up ${o['warmup-events']} events; bare loop ${o['bare-per-endpoint']} in flight per endpoint, >= ${o['bare-min-seconds']} s; ` +
-      `worker WEBHOOK_CONCURRENCY=${o['webhook-concurrency']}, RELAY_INTERVAL_MS=${o['relay-interval']}\n`,
+      `worker WEBHOOK_CONCURRENCY=${o['webhook-concurrency']} (per worker process), RELAY_INTERVAL_MS=${o['relay-interval']}; ${o.api} API and ${o.workers} worker process(es) (ops/processes.ts)\n`,
   );
   process.stdout.write(`source: commit ${src.commit}${src.dirty.length ? `, with uncommitted changes in ${src.dirty.join(', ')}` : ', no uncommitted changes outside bench/'}\n`);
   const quiet = await waitForQuiet('bench/webhooks', o['max-wait']);
@@ -310,18 +317,28 @@ async function main(): Promise<number> {
   };
   const states: string[] = [];
   cleanups.push(async () => states.forEach((s) => rmSync(s, { recursive: true, force: true })));
+  // --api N API processes and --workers M worker processes of bench/confirm-app, started by the
+  // supervisor of `npm start -- --api N --workers M` (ops/processes.ts): one group per role, so that
+  // the profiled phase restarts the workers alone.
   const startRole = async (role: 'api' | 'worker', profileDir?: string, perfMaps = false) => {
     const state = mkdtempSync(join(tmpdir(), `orq-bench-webhooks-${role}-`));
     states.push(state);
-    return children.start<{ pid: number; port: number }>(role, appBench('confirm-app.js'), {
-      env: { ...env, ROLE: role, STATE_DIR: state },
+    return startApp(children, {
+      main: appBench('confirm-app.js'),
+      env: { ...env, STATE_DIR: state },
+      apis: role === 'api' ? o.api : 0,
+      workers: role === 'worker' ? o.workers : 0,
       // --perf-basic-prof: perf can name the JIT-compiled JavaScript functions (/tmp/perf-<pid>.map).
-      nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...(perfMaps ? ['--perf-basic-prof'] : [])] : [],
+      execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...(perfMaps ? ['--perf-basic-prof'] : [])] : [],
+      ready: 'line',
+      label: role,
     });
   };
+  // Created here: N processes starting together would race to create it.
+  await ensureDatabase(dbUrl(appDb));
   const api = await startRole('api');
   let worker = await startRole('worker');
-  const base = `http://127.0.0.1:${api.info.port}`;
+  const base = `http://127.0.0.1:${api.port}`;
   const sql = postgres(dbUrl(appDb), { max: 4, onnotice: () => {} });
   cleanups.push(() => sql.end({ timeout: 2 }));
 
@@ -339,7 +356,7 @@ async function main(): Promise<number> {
   const A = await newTenant('bench-webhooks-throughput', 'a');
 
   /** Inserts n events for tenant A and waits until the receivers accepted all n×K pairs. */
-  const workerPhase = async (n: number, cpuNames: Record<string, number | undefined>, onCommitted?: () => void) => {
+  const workerPhase = async (n: number, cpuNames: Record<string, number | number[] | undefined>, onCommitted?: () => void) => {
     await ask(receivers, { cmd: 'reset' });
     const reached = nextEvent<{ atNs: string; firstNs: string }>(receivers, 'reached', o['phase-timeout'] * 1000);
     await ask(receivers, { cmd: 'target', n: n * K });
@@ -373,7 +390,7 @@ async function main(): Promise<number> {
   // 1. Throughput rounds
   const phases: Phase[] = [];
   for (let round = 1; round <= o.rounds; round++) {
-    const names = { worker: worker.info.pid, api: api.info.pid, receivers: rx.info.pid, bench: process.pid };
+    const names = { worker: worker.pids.worker, api: api.pids.api, receivers: rx.info.pid, bench: process.pid };
     if (o['warmup-events'] > 0) {
       process.stdout.write(`round ${round}: warm-up ${o['warmup-events']} events via the worker… `);
       const w = await workerPhase(o['warmup-events'], names);
@@ -431,9 +448,9 @@ async function main(): Promise<number> {
   if (o.profile) {
     const dir = o['profile-dir'] ?? join(tmp, 'profiles');
     mkdirSync(dir, { recursive: true });
-    await children.stop(worker.child);
+    await worker.stop();
     worker = await startRole('worker', dir, o.perf);
-    const names = { worker: worker.info.pid, api: api.info.pid, receivers: rx.info.pid, bench: process.pid };
+    const names = { worker: worker.pids.worker, api: api.pids.api, receivers: rx.info.pid, bench: process.pid };
     process.stdout.write(`profiled: worker under --cpu-prof (${dir}), warm-up then ${N} events… `);
     if (o['warmup-events'] > 0) await workerPhase(o['warmup-events'], names);
     // perf samples the whole machine from the commit on, for most of the expected delivery time.
@@ -446,14 +463,16 @@ async function main(): Promise<number> {
     const perfCode = await perfDone;
     profiled = { perSecond: (N * K) / pp.seconds, seconds: pp.seconds };
     process.stdout.write(`${fmt(profiled.perSecond)}/s under the profiler\n`);
-    const pid = worker.info.pid;
+    // With --workers M every worker is profiled; the tables summarize the first one.
+    const wpids = worker.pids.worker;
+    const pid = wpids[0];
     if (o.perf && perfCode === 0) {
-      perf = perfSummary(perfFile, threadRoles({ 'worker (node)': pid, 'receivers (node)': rx.info.pid, 'api (node)': api.info.pid, 'bench (node, this process)': process.pid }));
+      perf = perfSummary(perfFile, threadRoles({ 'worker (node)': wpids, 'receivers (node)': rx.info.pid, 'api (node)': api.pids.api, 'bench (node, this process)': process.pid }));
       if (perf) perf.samples = `${perfFile} (first ${perfSeconds} s after the commit)`;
     } else if (o.perf) failures.push(`perf record exited with ${perfCode}`);
     await allSucceeded(A.id, 10_000);
-    await children.stop(worker.child);
-    removePerfMaps([pid]);
+    await worker.stop();
+    removePerfMaps(wpids);
     const file = findProfile(dir, pid);
     if (file) profile = summarizeProfile(file, pp.windowUs[0], pp.windowUs[1]);
     else failures.push(`no CPU profile of the worker in ${dir}`);
@@ -537,6 +556,8 @@ async function main(): Promise<number> {
     process.stdout.write(failureOk ? `100% of ${fmt(total)} pairs accepted ${fmt(doneS, 1)} s after the start\n` : `${missing.length} pairs MISSING\n`);
     if (!failureOk) failures.push(`failure scenario: ${missing.length} of ${total} (event, endpoint) pairs never accepted; Postgres: ${JSON.stringify(db)}`);
   }
+
+  for (const g of [api, worker]) if (g.fatal()) failures.push(g.fatal()!);
 
   // Report
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;

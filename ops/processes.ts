@@ -20,7 +20,16 @@ export interface SuperviseOptions {
   apis: number;
   workers: number;
   restartMs?: number;
-  stdio?: 'inherit' | 'ignore';
+  /**
+   * The children's stdout ('inherit' or 'ignore'; stderr is inherited), or 'pipe': stdin, stdout and
+   * stderr are pipes for the caller (bench/: a child that sees its stdin close stops, so it dies with
+   * the bench), handed over by onSpawn.
+   */
+  stdio?: 'inherit' | 'ignore' | 'pipe';
+  /** Node options before main (default --enable-source-maps, as npm start runs them). */
+  execArgv?: string[];
+  /** Every process started (restarts too), as it starts. */
+  onSpawn?: (role: 'api' | 'worker', index: number, proc: ChildProcess) => void;
   onExit?: (role: string, index: number, how: string) => void;
   /** A process exited before it was ready: the others have been stopped (no restart loop). */
   onFatal?: (role: string, index: number, how: string) => void;
@@ -35,9 +44,11 @@ export function supervise(o: SuperviseOptions): Supervised {
     const env: NodeJS.ProcessEnv = { ...o.env, ROLE: role, ORQ_BANNER: role === 'api' && index === 0 ? '' : 'off' };
     if (metricsBase !== undefined) env.METRICS_PORT = String(metricsBase + n);
     const out = o.stdio ?? 'inherit';
-    const proc = spawn(process.execPath, ['--enable-source-maps', o.main], { cwd: o.cwd, stdio: ['ignore', out, 'inherit', 'ipc'], env });
+    const stdio = out === 'pipe' ? (['pipe', 'pipe', 'pipe', 'ipc'] as const) : (['ignore', out, 'inherit', 'ipc'] as const);
+    const proc = spawn(process.execPath, [...(o.execArgv ?? ['--enable-source-maps']), o.main], { cwd: o.cwd, stdio: [...stdio], env });
     const entry = { role, ready: false };
     live.set(proc, entry);
+    o.onSpawn?.(role, index, proc);
     proc.on('message', (m) => {
       if (m === 'ready') entry.ready = true;
     });

@@ -3,7 +3,7 @@
 // while the supervisor starts it again.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -106,4 +106,33 @@ t.test('a process that exits before it is ready stops them all instead of restar
   t.match(fatal[0], /:2$/, 'with the exit code of the refused setting');
   t.same(restarts, [], 'nothing was started again');
   t.equal(s.running().length, 0, 'the other processes were stopped');
+});
+
+t.test("stdio 'pipe', execArgv and onSpawn (bench/: the benches start the app's processes through this supervisor)", async (t) => {
+  // A stand-in for the app: prints its role and Node options, stops when its stdin closes.
+  const dir = mkdtempSync(join(tmpdir(), 'orq-sup-pipe-'));
+  const main = join(dir, 'child.mjs');
+  writeFileSync(main, "process.stdout.write(`UP ${process.env.ROLE} ${JSON.stringify(process.execArgv)}\\n`); process.stdin.resume(); process.stdin.on('end', () => process.exit(0));\n");
+  const spawned: Array<{ role: string; index: number; pid: number }> = [];
+  const lines: string[] = [];
+  const s = supervise({
+    main,
+    cwd: dir,
+    stdio: 'pipe',
+    execArgv: ['--no-warnings'],
+    apis: 2,
+    workers: 1,
+    env: { ...process.env },
+    onSpawn: (role, index, proc) => {
+      spawned.push({ role, index, pid: proc.pid! });
+      proc.stdout!.on('data', (d: Buffer) => lines.push(...d.toString().trim().split('\n')));
+    },
+  });
+  t.teardown(() => s.stop('SIGKILL'));
+  t.same(spawned.map((x) => `${x.role}${x.index}`), ['api0', 'api1', 'worker0'], 'onSpawn for every process, as it starts');
+  t.same(spawned.map((x) => x.pid).sort(), s.running().map((r) => r.proc.pid!).sort(), 'the same processes as running()');
+  await until(async () => lines.length, (n) => n === 3, 10_000);
+  t.same([...lines].sort(), ['UP api ["--no-warnings"]', 'UP api ["--no-warnings"]', 'UP worker ["--no-warnings"]'], "the caller's Node options instead of --enable-source-maps; stdout piped to the caller");
+  await s.stop();
+  t.equal(s.running().length, 0, 'stopped');
 });
