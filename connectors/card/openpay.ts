@@ -15,7 +15,11 @@ import { OutcomeUnknown } from '../../kernel/outbound.js';
 type Mapped = { kind: 'hard_decline' | 'soft_decline' | 'fault' | 'duplicate'; code: string };
 const hard = (code: string): Mapped => ({ kind: 'hard_decline', code });
 
-/** Every documented `error_code` (errors table of documents.openpay.mx) → Orquesta's outcome. */
+/**
+ * Every known `error_code` → Orquesta's outcome. Where each code comes from is OPENPAY_CODE_SOURCES
+ * (docs/routing.md "Openpay"): Openpay's API reference source (open-pay/slate), Openpay's official
+ * plugins, or nobody's material (unconfirmed; kept so such an answer is never read as a success).
+ */
 export const OPENPAY_CODES: Record<number, Mapped> = {
   1000: { kind: 'fault', code: 'provider_error' },
   1001: hard('provider_rejected_request'),
@@ -27,49 +31,63 @@ export const OPENPAY_CODES: Record<number, Mapped> = {
   1006: { kind: 'duplicate', code: 'duplicate_order_id' },
   1007: hard('transfer_rejected'),
   1008: hard('account_deactivated'),
-  // 1009–1018, 2xxx, 32xx, 4001, 6xxx: Openpay's errors page lists them after 1008; the copy read for
-  // this table was cut there, so codes, HTTP statuses and meanings below are unconfirmed [U] (docs/routing.md).
-  1009: hard('provider_rejected_request'), // 413 request entity too large
-  1010: hard('invalid_credentials'), // 403 a public key used where the private one is needed
-  1011: hard('provider_rejected_request'), // 404 resource marked deleted
-  1012: hard('amount_out_of_range'), // 412 amount outside the allowed limits
-  1013: hard('not_permitted'), // 423 operation not allowed on the resource
-  1014: hard('account_deactivated'), // 401 account inactive
-  1015: { kind: 'fault', code: 'provider_error' }, // 504 no answer from the gateway: outcome unknown
-  1016: hard('provider_rejected_request'), // 409 merchant already processed
-  1017: { kind: 'fault', code: 'provider_error' }, // 503 payment gateway unavailable: outcome unknown
-  1018: hard('card_declined'), // charge attempts with the card exceeded
-  2001: hard('provider_rejected_request'), // 409 CLABE already registered
-  2002: hard('provider_rejected_request'), // 409 card already registered
-  2003: hard('provider_rejected_request'), // 409 customer external id already exists
-  2004: hard('invalid_card_number'), // 422 check digit invalid
-  2005: hard('expired_card'), // 400 expiration date passed
-  2006: hard('invalid_cvc'), // 400 CVV2 required
-  2007: hard('card_not_supported'), // 412 test card in production
-  2008: hard('card_not_supported'), // 412 card not valid for points
-  2009: hard('invalid_cvc'), // 412 CVV2 invalid
-  2010: hard('authentication_failed'), // 402 3-D Secure authentication failed
-  2011: hard('card_not_supported'), // 412 card product type not supported
-  3001: hard('card_declined'),
-  3002: hard('expired_card'),
-  3003: hard('insufficient_funds'),
-  3004: hard('card_declined'),
-  3005: hard('suspected_fraud'),
-  3006: hard('not_permitted'),
-  3007: hard('card_declined'),
-  3008: hard('card_not_supported'),
-  3009: hard('lost_card'),
-  3010: hard('restricted_card'),
-  3011: hard('retain_card'),
-  3012: hard('call_issuer'),
-  3201: hard('not_permitted'), // 412 merchant not authorized for months without interest
-  3203: hard('provider_rejected_request'), // 402 invalid months-without-interest plan
-  3204: hard('provider_rejected_request'), // 412 amount not valid for months without interest
-  4001: hard('provider_rejected_request'), // 412 the Openpay account has no funds (payouts)
-  6001: hard('provider_rejected_request'), // 409 webhook already processed
-  6002: hard('provider_rejected_request'), // 400 webhook could not be verified
-  6003: hard('provider_rejected_request'), // 400 webhook endpoint answered an error
+  1009: hard('provider_rejected_request'), // 413 the request body is too large
+  1010: hard('invalid_credentials'), // 403 the public key used where the private one is needed (or the private key from JavaScript)
+  1011: hard('provider_rejected_request'), // [U] 404 resource marked deleted
+  1012: hard('amount_out_of_range'), // [U] 412 amount outside the allowed limits
+  1013: hard('not_permitted'), // [U] 423 operation not allowed on the resource
+  1014: hard('account_deactivated'), // [U] 401 account inactive
+  1015: { kind: 'fault', code: 'provider_error' }, // [U] 504 no answer from the gateway: outcome unknown
+  1016: hard('provider_rejected_request'), // [U] 409 merchant already processed
+  1017: { kind: 'fault', code: 'provider_error' }, // [U] 503 payment gateway unavailable: outcome unknown
+  1018: hard('card_declined'), // [U] charge attempts with the card exceeded
+  2001: hard('provider_rejected_request'), // 409 a bank account with this CLABE is already registered on the customer
+  2002: hard('provider_rejected_request'), // 409 a card with this number is already registered on the customer
+  2003: hard('provider_rejected_request'), // 409 a customer with this external id already exists
+  2004: hard('invalid_card_number'), // 422 the card number's check digit is invalid (Luhn)
+  2005: hard('expired_card'), // 400 the expiration date is before today
+  2006: hard('invalid_cvc'), // 400 CVV2 not given
+  2007: hard('card_not_supported'), // 412 a test card number: usable in the sandbox only
+  2008: hard('card_not_supported'), // 412 the card is not valid for points
+  2009: hard('invalid_cvc'), // 412 CVV2 not valid
+  2010: hard('authentication_failed'), // 3-D Secure authentication failed (official Magento 2 plugin; HTTP status [U])
+  2011: hard('card_not_supported'), // [U] 412 card product type not supported
+  3001: hard('card_declined'), // 402 declined
+  3002: hard('expired_card'), // 402 expired
+  3003: hard('insufficient_funds'), // 402 insufficient funds
+  3004: hard('card_declined'), // 402 identified as stolen
+  3005: hard('suspected_fraud'), // 402 identified as fraudulent
+  3006: hard('not_permitted'), // 412 operation not allowed for this customer or transaction
+  3007: hard('card_declined'), // grouped with 3001 "La tarjeta fue rechazada" by the official plugins (HTTP status [U])
+  3008: hard('card_not_supported'), // 412 not supported in online transactions
+  3009: hard('lost_card'), // 402 reported lost
+  3010: hard('restricted_card'), // 402 restricted by the bank
+  3011: hard('retain_card'), // 402 the bank asks to retain the card
+  3012: hard('call_issuer'), // 412 a bank authorization is required
+  3201: hard('not_permitted'), // [U] 412 merchant not authorized for months without interest
+  3203: hard('provider_rejected_request'), // [U] 402 invalid months-without-interest plan
+  3204: hard('provider_rejected_request'), // [U] 412 amount not valid for months without interest
+  4001: hard('provider_rejected_request'), // 412 the Openpay account has not enough funds (payouts)
+  6001: hard('provider_rejected_request'), // the webhook already exists (official plugins; HTTP status [U])
+  6002: hard('provider_rejected_request'), // the webhook could not be created (official plugins; HTTP status [U])
+  6003: hard('provider_rejected_request'), // the webhook could not be created (official plugins; HTTP status [U])
 };
+
+/**
+ * Where each code of OPENPAY_CODES is documented (docs/routing.md "Openpay"):
+ * - `openpay_docs`: Openpay's API reference source, `open-pay/slate@f9ca7fe` `source/includes/es/errors.md`
+ *   (code, HTTP status and meaning; the published errors page is built from it);
+ * - `openpay_plugins`: only Openpay's official plugins handle it by code (`open-pay/openpay-woocommerce@935e1d1`,
+ *   `open-pay/openpay-magento2-cards@2af4575`, `open-pay/openpay-prestashop@2069a31`): code and meaning, not the HTTP status;
+ * - `unconfirmed`: in no material of Openpay's read here.
+ */
+export type OpenpayCodeSource = 'openpay_docs' | 'openpay_plugins' | 'unconfirmed';
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+export const OPENPAY_CODE_SOURCES: Record<number, OpenpayCodeSource> = Object.fromEntries([
+  ...[...range(1000, 1010), ...range(2001, 2009), ...range(3001, 3006), ...range(3008, 3012), 4001].map((c) => [c, 'openpay_docs']),
+  ...[2010, 3007, 6001, 6002, 6003].map((c) => [c, 'openpay_plugins']),
+  ...[...range(1011, 1018), 2011, 3201, 3203, 3204].map((c) => [c, 'unconfirmed']),
+]);
 
 /** An error answer (`{category, error_code, description, http_code, request_id}`, text in `description`) or a failed charge (text in `error_message`). */
 export function mapOpenpayError(body: Record<string, unknown>): Mapped & { message: string } {

@@ -3,7 +3,7 @@
 // unknown code, bad credentials, and the webhook's HTTP Basic check.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { OPENPAY_CODES, OpenpayAcquirer, readOpenpayWebhook } from '../../connectors/card/openpay.js';
+import { OPENPAY_CODE_SOURCES, OPENPAY_CODES, OpenpayAcquirer, readOpenpayWebhook } from '../../connectors/card/openpay.js';
 import { MemoryKeyBook } from '../../connectors/card/http.js';
 import { FakeOpenpay, OPENPAY_DOCUMENTED_CODES } from '../fakes/openpay.js';
 import { OutcomeUnknown } from '../../kernel/outbound.js';
@@ -27,6 +27,19 @@ t.test('the error-code map is exhaustive over Openpay\'s errors table', async (t
     const p = openpay.charge(req(`tok_code_${code}`));
     if (m.kind === 'fault') await t.rejects(p, OutcomeUnknown, `${code}: a fault (unknown outcome)`);
     else t.match(await p, { kind: m.kind, code: m.code }, `${code} → ${m.kind} ${m.code}`);
+  }
+});
+
+t.test('each code is marked with the material that documents it; the confirmed ones are exactly the reference\'s table (issue 28.2)', async (t) => {
+  t.same(Object.keys(OPENPAY_CODE_SOURCES).map(Number).sort(), Object.keys(OPENPAY_CODES).map(Number).sort(), 'every mapped code has a source mark');
+  for (const [code, http, source] of OPENPAY_DOCUMENTED_CODES) t.equal(OPENPAY_CODE_SOURCES[code], source, `${code} (HTTP ${http}): ${source}`);
+  const confirmed = OPENPAY_DOCUMENTED_CODES.filter(([, , s]) => s === 'openpay_docs').map(([c]) => c);
+  t.same(confirmed, [1000, 1001, 1002, 1003, 1004, 1005, 1006, 1007, 1008, 1009, 1010, 2001, 2002, 2003, 2004, 2005, 2006, 2007, 2008, 2009, 3001, 3002, 3003, 3004, 3005, 3006, 3008, 3009, 3010, 3011, 3012, 4001], 'open-pay/slate errors.md');
+  // The reference gives 412 (not 402) to 3006, 3008 and 3012: the mapping goes by code, whatever the status.
+  for (const code of [3006, 3008, 3012]) {
+    const a = await fetch(`${fake.url}/v1/${fake.merchantId}/charges`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`${fake.privateKey}:`).toString('base64')}`, 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.23' }, body: JSON.stringify({ method: 'card', source_id: `tok_code_${code}`, amount: 1, currency: 'MXN', description: 'x', order_id: `o_${randomUUID()}`, device_session_id: 'd' }) });
+    t.equal(a.status, 412, `the fake answers ${code} with HTTP 412, as documented`);
+    t.match(await openpay.charge(req(`tok_code_${code}`)), { kind: OPENPAY_CODES[code]!.kind, code: OPENPAY_CODES[code]!.code });
   }
 });
 

@@ -9,14 +9,26 @@
 import { isIP } from 'node:net';
 import { CardFake, type FakeAnswer, type FakeReq } from './card-server.js';
 
-/** Every error code of Openpay's errors table (the adapter must map each). */
-export const OPENPAY_DOCUMENTED_CODES: Array<[number, number]> = [
-  [1000, 500], [1001, 400], [1002, 401], [1003, 422], [1004, 503], [1005, 404], [1006, 409], [1007, 402], [1008, 423],
-  [3001, 402], [3002, 402], [3003, 402], [3004, 402], [3005, 402], [3006, 402], [3007, 402], [3008, 402], [3009, 402], [3010, 402], [3011, 402], [3012, 402],
-  // After 1008 and 3012 the errors page goes on (unconfirmed here: docs/routing.md "Openpay").
-  [1009, 413], [1010, 403], [1011, 404], [1012, 412], [1013, 423], [1014, 401], [1015, 504], [1016, 409], [1017, 503], [1018, 402],
-  [2001, 409], [2002, 409], [2003, 409], [2004, 422], [2005, 400], [2006, 400], [2007, 412], [2008, 412], [2009, 412], [2010, 402], [2011, 412],
-  [3201, 412], [3203, 402], [3204, 412], [4001, 412], [6001, 409], [6002, 400], [6003, 400],
+/**
+ * Every error code of Openpay's material, with its HTTP status and where it comes from (the adapter must
+ * map each, and mark each as here). Written from the material itself, not from the adapter:
+ * - `openpay_docs`: Openpay's API reference source `open-pay/slate@f9ca7fe` `source/includes/es/errors.md`
+ *   (Generales 1000–1010, Almacenamiento 2001–2009, Tarjetas 3001–3006 and 3008–3012, Cuentas 4001), HTTP as there;
+ * - `openpay_plugins`: handled by code in Openpay's official plugins (WooCommerce, Magento 2, PrestaShop):
+ *   3007 (with 3001, "La tarjeta fue rechazada"), 2010 (3-D Secure failed), 6001 (webhook exists), 6002/6003
+ *   (webhook cannot be created); their HTTP statuses here are guesses;
+ * - `unconfirmed`: codes from an earlier reading of the published page that no stored material shows.
+ */
+export const OPENPAY_DOCUMENTED_CODES: Array<[number, number, 'openpay_docs' | 'openpay_plugins' | 'unconfirmed']> = [
+  [1000, 500, 'openpay_docs'], [1001, 400, 'openpay_docs'], [1002, 401, 'openpay_docs'], [1003, 422, 'openpay_docs'], [1004, 503, 'openpay_docs'],
+  [1005, 404, 'openpay_docs'], [1006, 409, 'openpay_docs'], [1007, 402, 'openpay_docs'], [1008, 423, 'openpay_docs'], [1009, 413, 'openpay_docs'], [1010, 403, 'openpay_docs'],
+  [2001, 409, 'openpay_docs'], [2002, 409, 'openpay_docs'], [2003, 409, 'openpay_docs'], [2004, 422, 'openpay_docs'], [2005, 400, 'openpay_docs'],
+  [2006, 400, 'openpay_docs'], [2007, 412, 'openpay_docs'], [2008, 412, 'openpay_docs'], [2009, 412, 'openpay_docs'],
+  [3001, 402, 'openpay_docs'], [3002, 402, 'openpay_docs'], [3003, 402, 'openpay_docs'], [3004, 402, 'openpay_docs'], [3005, 402, 'openpay_docs'], [3006, 412, 'openpay_docs'],
+  [3008, 412, 'openpay_docs'], [3009, 402, 'openpay_docs'], [3010, 402, 'openpay_docs'], [3011, 402, 'openpay_docs'], [3012, 412, 'openpay_docs'], [4001, 412, 'openpay_docs'],
+  [2010, 402, 'openpay_plugins'], [3007, 402, 'openpay_plugins'], [6001, 409, 'openpay_plugins'], [6002, 400, 'openpay_plugins'], [6003, 400, 'openpay_plugins'],
+  [1011, 404, 'unconfirmed'], [1012, 412, 'unconfirmed'], [1013, 423, 'unconfirmed'], [1014, 401, 'unconfirmed'], [1015, 504, 'unconfirmed'], [1016, 409, 'unconfirmed'],
+  [1017, 503, 'unconfirmed'], [1018, 402, 'unconfirmed'], [2011, 412, 'unconfirmed'], [3201, 412, 'unconfirmed'], [3203, 402, 'unconfirmed'], [3204, 412, 'unconfirmed'],
 ];
 
 type Charge = Record<string, any> & { id: string; order_id: string; status: string; amount: number };
