@@ -376,7 +376,10 @@ async function matchStatement(tx: Db, p: Scope, statementId: string, toleranceDa
         from bank_statement_lines l
        where l.tenant_id = ${p.tenantId} and l.statement_id = ${statementId} and l.match_status not in ('matched', 'duplicate')),
     keyed as (
-      select ol.*, k.key, k.rule from open_lines ol
+      select ol.*, k.key, k.rule,
+             -- a key that is a referencia numérica: 7 significant digits, zero-padded or not (BBVA prints 10)
+             case when k.key ~ '^0{0,3}[1-9][0-9]{6}$' then k.key::int end as refnum
+        from open_lines ol
         cross join lateral (select ol.reference as key, 'reference' as rule where ol.reference is not null
                             union all select t, 'concept' from unnest(ol.tokens) t) k),
     cand0 as (
@@ -393,7 +396,16 @@ async function matchStatement(tx: Db, p: Scope, statementId: string, toleranceDa
         from keyed kl
         join payment_intents pi on pi.tenant_id = kl.tenant_id and pi.receipt_code = kl.key and pi.livemode = kl.livemode
         join attempts a on a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id and a.method = 'spei'
-        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id),
+        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id
+      union
+      -- the referencia numérica of the charge's SPEI instructions: not unique forever (the sequence
+      -- cycles), so only a charge within the date tolerance is a candidate, for partial too
+      select kl.id, kl.credit_minor, kl.value_date, a.id, a.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0),
+             cf.amount_minor + cf.tip_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date, 'referencia_numerica'
+        from keyed kl
+        join attempts a on a.referencia_numerica = kl.refnum and a.tenant_id = kl.tenant_id and a.livemode = kl.livemode and a.method = 'spei'
+        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id
+       where kl.refnum is not null and abs(kl.value_date - (cf.occurred_at at time zone ${BOOK_TZ})::date) <= ${toleranceDays}),
     -- amount and date only, for lines nothing identifies: the single such charge not matched yet
     by_amount as (
       select ol.id as line_id, ol.credit_minor, ol.value_date, cf.attempt_id, cf.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0) as fee_minor,

@@ -379,6 +379,9 @@ function advanceAttempt(d: Draft, open: AttemptRow, event: Extract<PaymentIntent
   const as = machineStep<AttemptEffect>(attemptMachine, open.status, undefined, { type: event });
   const merged: AttemptRow = { ...open, status: as.value, updated_at: at };
   if (evidence && 'providerRef' in evidence && evidence.providerRef) merged.provider_ref = evidence.providerRef;
+  // A SPEI instruction's referencia numérica (drawn by the actor) stays with its attempt: the bank line that carries it matches it.
+  const refNum = evidence?.kind === 'action_required' && evidence.nextAction.type === 'bank_transfer' ? evidence.nextAction.referencia_numerica : undefined;
+  if (refNum !== undefined && !merged.referencia_numerica) merged.referencia_numerica = refNum;
   if (evidence && (evidence.kind === 'hard_decline' || evidence.kind === 'soft_decline')) {
     merged.failure_code = evidence.code;
     merged.failure_message = evidence.message;
@@ -396,6 +399,7 @@ function advanceAttempt(d: Draft, open: AttemptRow, event: Extract<PaymentIntent
     set: {
       status: merged.status, provider_ref: merged.provider_ref, failure_code: merged.failure_code, failure_message: merged.failure_message,
       decline: merged.decline, capture_requested_at: merged.capture_requested_at, fee_minor: merged.fee_minor, payment_token: merged.payment_token, updated_at: at,
+      ...(merged.referencia_numerica !== open.referencia_numerica && merged.referencia_numerica ? { referencia_numerica: merged.referencia_numerica } : {}),
     },
   });
   // The routing decision learns the first answer of its attempt (scores: authorization rate, latency).

@@ -38,6 +38,8 @@ export interface AttemptRow {
   decline: string | null;
   capture_requested_at: Date | null;
   fee_minor: number | null;
+  /** A SPEI attempt's referencia numérica (the payer's 7-digit reference in its next_action; migration 0172). */
+  referencia_numerica?: number | null;
   /** Where the 3-D Secure page returns the shopper (confirm's `return_url`); not in the projection. */
   return_url?: string | null;
   /** The shopper's IP for connectors that need it (Openpay): confirm's `payer_ip` or the checkout's client address. */

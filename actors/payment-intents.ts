@@ -82,6 +82,9 @@ const scopeOf = (d: Scoped) => (d.tenantId && d.livemode !== undefined ? { tenan
 const refScope = (r: { tenant_id: string; livemode: boolean }) => ({ tenantId: r.tenant_id, livemode: r.livemode });
 type AttemptRun = { outcome: string } | { skipped: string };
 
+/** The n-th referencia numérica (n in 0..8,999,999): 1,000,000 + n × 7,654,321 mod 9,000,000, a bijection onto the 7-digit numbers. */
+export const referenciaNumerica = (n: number) => 1_000_000 + ((n % 9_000_000) * 7_654_321) % 9_000_000;
+
 export class PaymentIntents {
   readonly def: EntityDef<HydratedIntent, IntentCommand, IntentPrep>;
 
@@ -465,8 +468,29 @@ export class PaymentIntents {
     });
   }
 
-  private evidence(h: HydratedIntent, attempt: AttemptRow, outcome: ProviderOutcome, source: 'connector' | 'inbound', inboxId?: string) {
+  private async evidence(h: HydratedIntent, attempt: AttemptRow, outcome: ProviderOutcome, source: 'connector' | 'inbound', inboxId?: string) {
+    outcome = await this.withReferenciaNumerica(h, attempt, outcome);
     return this.d.actor.runLocked(this.def, refScope(h.row), h.row.id, { kind: 'evidence', attemptId: attempt.id, outcome, source, inboxId }, { waitMs: 0, known: h });
+  }
+
+  /**
+   * A SPEI instruction (next_action `bank_transfer`) carries Orquesta's referencia numérica, the
+   * payer's 7-digit reference (SPEI's referenciaNumerica, 1..9,999,999: ../shared/formats/stp.md §2
+   * field 28), so a bank line that shows only that number matches the charge (docs/bank-statements.md).
+   * The attempt keeps the one it was given; a new one is drawn from the sequence spei_referencia_seq
+   * (9,000,000 values) spread by a fixed bijection (× 7,654,321 mod 9,000,000, coprime) into
+   * 1,000,000..9,999,999: no two SPEI instructions of the deployment (so of a tenant) share a number
+   * until 9,000,000 more have been issued — far more than are open at once (an instruction expires
+   * after PUSH_EXPIRY_MS.spei). Not a secret: it only names the payment.
+   */
+  private async withReferenciaNumerica(h: HydratedIntent, attempt: AttemptRow, outcome: ProviderOutcome): Promise<ProviderOutcome> {
+    if (outcome.kind !== 'action_required' || outcome.nextAction.type !== 'bank_transfer' || outcome.nextAction.referencia_numerica !== undefined) return outcome;
+    let ref = h.attempts.find((x) => x.id === attempt.id)?.referencia_numerica ?? attempt.referencia_numerica ?? null;
+    if (!ref) {
+      const [r] = await this.d.sql`select nextval('spei_referencia_seq')::int as n`;
+      ref = referenciaNumerica(Number(r!.n));
+    }
+    return { ...outcome, nextAction: { ...outcome.nextAction, referencia_numerica: ref } };
   }
 
   /**

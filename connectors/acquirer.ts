@@ -8,7 +8,8 @@ export const PAYMENT_METHODS: readonly PaymentMethod[] = ['card', 'spei', 'codi'
 
 export type NextAction =
   | { type: 'redirect'; redirect_url: string }
-  | { type: 'bank_transfer'; clabe: string; beneficiary: string; expires_at: string }
+  /** `referencia_numerica`: Orquesta's, not the connector's (added by the payment intent actor; docs/bank-statements.md). */
+  | { type: 'bank_transfer'; clabe: string; beneficiary: string; expires_at: string; referencia_numerica?: number }
   | { type: 'codi_qr'; qr_payload: string; expires_at: string }
   | { type: 'oxxo_voucher'; reference: string; expires_at: string };
 

@@ -84,6 +84,7 @@ export const nextActionSchema = {
     beneficiary: { type: 'string' },
     qr_payload: { type: 'string' },
     reference: { type: 'string' },
+    referencia_numerica: { type: 'integer', minimum: 1000000, maximum: 9999999, description: 'bank_transfer (SPEI) only, additive to the spec: the number the payer types as SPEI\'s "referencia numérica" (referenciaNumerica, ≤ 7 digits). It identifies the payment: a bank statement line that shows it (its reference column, or a token of its concept, zero-padded or not) matches the charge when the amount and the date agree (docs/bank-statements.md). Always 7 digits; no two SPEI instructions share one until 9,000,000 more have been issued.' },
     expires_at: timestamp,
   },
 } as const;

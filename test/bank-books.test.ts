@@ -24,7 +24,7 @@ async function speiCharge(ten: { id: string; testKey: string }, amount: number) 
   const w = (await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key }), (r) => r.body.status === 'requires_action')).body;
   await a.admin('POST', `/admin/tenants/${ten.id}/simulate-inbound`, { provider_ref: w.attempts[0].provider_ref });
   await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}`, { key }), (r) => r.body.status === 'succeeded');
-  return { id: pi.body.id as string, ref: w.attempts[0].provider_ref as string, receipt: w.receipt_code as string };
+  return { id: pi.body.id as string, ref: w.attempts[0].provider_ref as string, receipt: w.receipt_code as string, refNum: w.next_action?.referencia_numerica as number };
 }
 
 t.test('fees cleared, suspense, bank balance = statement closing balance, concept and amount+date matching, re-export', async (t) => {
@@ -79,4 +79,41 @@ t.test('fees cleared, suspense, bank balance = statement closing balance, concep
   t.equal(again.status, 201, 'another file (another hash)');
   t.match(again.body, { matched: 0, partial: 0, unmatched: 0, duplicates: 6 });
   t.equal(await balance('bank:bbva_0123'), closing, 'nothing posted twice');
+});
+
+// Issue 27, defect 8 (rest): SPEI instructions carry a referencia numérica (SPEI's referenciaNumerica,
+// ≤ 7 digits: ../shared/formats/stp.md §2 field 28) that names the payment, and a bank line showing only
+// that number matches the charge when amount and date agree.
+t.test('a BBVA or Santander line with only the referencia numérica of the SPEI instructions matches its charge', async (t) => {
+  const ten = await a.newTenant('Referencia numerica');
+  const key = ten.testKey;
+  const c1 = await speiCharge(ten, 150000);
+  const c2 = await speiCharge(ten, 123450);
+  const c3 = await speiCharge(ten, 70000);
+  for (const c of [c1, c2, c3]) t.match(String(c.refNum), /^[1-9]\d{6}$/, 'next_action.referencia_numerica: 7 digits');
+  t.equal(new Set([c1.refNum, c2.refNum, c3.refNum]).size, 3, 'one per SPEI instruction');
+  const d = today();
+  const [y, m, dd] = d.split('-');
+  const upload = async (body: string, fields: string) => {
+    const r = await fetch(`${a.url}/v1/bank_statements?period_start=${shift(d, -3)}&period_end=${shift(d, 3)}&${fields}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body });
+    const text = await r.text();
+    return { status: r.status, text, body: JSON.parse(text) };
+  };
+  const lines = async (id: string) => (await a.call('GET', `/v1/bank_statements/${id}/lines`, { key })).body.data as any[];
+  // BBVA "movimientos": the payer's bank writes SPEI RECIBIDO<BANCO>/<referencia> <concepto>; BBVA pads it to 10 digits
+  const bbva = await upload(
+    `Día\tConcepto / Referencia\tcargo\tAbono\tSaldo\r\n${dd}-${m}-${y}\tSPEI RECIBIDOSANTANDER/000${c1.refNum} PAGO FACTURA\t\t1,500.00\t11,500.00\r\n${dd}-${m}-${y}\tSPEI RECIBIDOBANORTE/${c3.refNum} ANTICIPO\t\t699.00\t12,199.00\r\n`,
+    'bank=BBVA&preset=bbva',
+  );
+  t.equal(bbva.status, 201, bbva.text);
+  const bl = await lines(bbva.body.id);
+  t.match(bl[0], { match_status: 'matched', payment_intent_id: c1.id, match_rule: 'referencia_numerica' }, 'BBVA: the referencia numérica (zero-padded) after the "/"');
+  t.match(bl[1], { match_status: 'partial', payment_intent_id: c3.id, match_rule: 'referencia_numerica' }, 'the right number and another amount: partial');
+  // Santander CSV: no reference (all zeros), the number only in the Concepto
+  const sant = await upload(
+    `Cuenta,Fecha,Hora,Sucursal,Descripcion,Cargo/Abono,Importe,Saldo,Referencia,Concepto\r\n'65501234567,'${dd}${m}${y},10:15,'0001,ABONO TRANSFERENCIA SPEI,+,"1,234.50","11,234.50",'0000000,PAGO ${c2.refNum}\r\n`,
+    'bank=Santander&preset=santander',
+  );
+  t.equal(sant.status, 201, sant.text);
+  t.match((await lines(sant.body.id))[0], { match_status: 'matched', payment_intent_id: c2.id, match_rule: 'referencia_numerica', reference: undefined }, 'Santander: the number inside the concept');
 });

@@ -90,7 +90,7 @@
       pushHint: { spei: 'Recibirás una CLABE para transferir desde tu banco.', codi: 'Recibirás un código QR para pagar con CoDi.', oxxo: 'Recibirás una referencia para pagar en efectivo en OXXO.' },
       copy: 'Copiar', copyLabel: 'Copiar CLABE', copied: 'Copiada', copyByHand: 'Cópiala a mano',
       speiHint: 'Transfiere por SPEI desde la app de tu banco el monto exacto. Tu pago se confirma en cuanto llega; esta página se actualiza sola.',
-      bank: 'Banco', beneficiary: 'Beneficiario', amount: 'Monto', reference: 'Referencia (escríbela en el concepto)', expires: 'Vence',
+      bank: 'Banco', beneficiary: 'Beneficiario', amount: 'Monto', reference: 'Referencia (escríbela en el concepto)', refNum: 'Referencia numérica', expires: 'Vence',
       qrAlt: 'Código QR de CoDi', qrHint: 'Escanéalo con la app de tu banco. Vence ',
       cashDue: 'Monto a pagar en efectivo', barcodeAlt: 'Código de barras de la referencia ',
       oxxoSteps: function (total) {
@@ -152,7 +152,7 @@
       pushHint: { spei: 'You will get a CLABE to transfer to from your bank.', codi: 'You will get a QR code to pay with CoDi.', oxxo: 'You will get a reference to pay in cash at OXXO.' },
       copy: 'Copy', copyLabel: 'Copy CLABE', copied: 'Copied', copyByHand: 'Copy it by hand',
       speiHint: "Send the exact amount by SPEI from your bank's app. Your payment is confirmed as soon as it arrives; this page updates by itself.",
-      bank: 'Bank', beneficiary: 'Beneficiary', amount: 'Amount', reference: 'Reference (write it in the concept)', expires: 'Expires',
+      bank: 'Bank', beneficiary: 'Beneficiary', amount: 'Amount', reference: 'Reference (write it in the concept)', refNum: 'Numeric reference (referencia numérica)', expires: 'Expires',
       qrAlt: 'CoDi QR code', qrHint: "Scan it with your bank's app. Expires ",
       cashDue: 'Amount to pay in cash', barcodeAlt: 'Barcode of the reference ',
       oxxoSteps: function (total) {
@@ -347,6 +347,7 @@
             row(L.amount, total, { 'data-testid': 'spei-amount' }),
             row('CLABE', null, { class: 'orq-clabe' }, [el('span', { 'data-testid': 'clabe', class: 'orq-mono', text: na.clabe }), copyBtn]),
             row(L.reference, cfg.receipt_code, { 'data-testid': 'spei-reference', class: 'orq-mono' }),
+            na.referencia_numerica ? row(L.refNum, String(na.referencia_numerica), { 'data-testid': 'spei-referencia-numerica', class: 'orq-mono' }) : [],
             row(L.expires, when(L, na.expires_at), { 'data-testid': 'expires' })
           ))
         ]);
