@@ -167,6 +167,12 @@ t.test('Conekta orders name the intent\'s customer as buyer, read with the inten
     await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key: ten.testKey, body: { payment_token: 'tok_test_visa_4242', payment_method: 'card' }, headers: idem() });
     const done = (await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}?expand=attempts`, { key: ten.testKey }), (x) => ['succeeded', 'failed'].includes(x.body.status))).body;
     t.match(done.attempts, [{ connector_key: 'conekta', status: 'captured' }]);
+    // The buyer goes to Conekta only: not in the intent's answer, nor in its events.
+    const [ev] = await a.app.deps.sql`select coalesce(string_agg(data::text, ' '), '') as text from outbox_events where entity_id = ${pi.body.id}`;
+    for (const text of [JSON.stringify(done), ev.text as string]) {
+      t.notMatch(text, '5500000000', 'no phone');
+      t.notMatch(text, 'ana.perez@example.com', 'no buyer email');
+    }
     return conekta.orders.get(done.attempts[0].provider_ref)!.customer_info;
   };
   t.match(await pay({ customer_id: c.body.id }), { name: 'Ana Pérez', email: 'ana.perez@example.com' }, 'the customer is the buyer');
