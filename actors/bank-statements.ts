@@ -361,92 +361,118 @@ async function matchStatement(tx: Db, p: Scope, statementId: string, toleranceDa
   // the line) and the entry's lines (depositLines' rule, written here in SQL): the bank account (or suspense, for a line posted there at import)
   // debited, what the connector owes for the charge credited, and the connector's fee, which the
   // capture netted from that receivable but the bank received gross, owed to the connector
-  // (`connector_fees_payable`): the charge's receivable ends at zero. Set-based, so that no step looks
-  // rows up one by one: the planner's estimates for lines inserted in this transaction are stale
-  // (bench/reconciliation).
+  // (`connector_fees_payable`): the charge's receivable ends at zero.
   // Candidates (issue 27): the reference column equal to the attempt's provider_ref (the SPEI clave
   // de rastreo) or to the receipt code; for a line without reference, a token inside the concept equal to either (BBVA writes
-  // "SPEI RECIBIDO… / 1234567 PAGO FACTURA W-7Z5WJ"); and, for a line with no such candidate, the one
+  // "SPEI RECIBIDO… / 1234567 PAGO FACTURA W-7Z5WJ"); the referencia numérica of the charge's SPEI
+  // instructions in either place, for a charge within the tolerance; and, for a line with no such candidate, the one
   // SPEI charge of the same amount within the tolerance (only `partial`: amount and date agree,
   // nothing identifies the payment).
+  //
+  // The plan must not depend on statistics: the lines were inserted in this transaction (none yet;
+  // this cluster runs autovacuum=off) and the planner's default selectivities make the open lines
+  // look like one row. With the earlier form (joins and NOT EXISTS between CTEs) it then chose
+  // nested loops that scanned per line: the tenant's whole one-matched-line-per-charge index, the
+  // whole day of charges for the amount rule, every line of the tenant for the partial check, and
+  // CTE against CTE (bench/RESULTS.md, bench/reconciliation 2026-11-27). So:
+  // - every lookup in a big table is a LATERAL subquery per line that the planner cannot flatten
+  //   (DISTINCT or OFFSET 0) or a correlated subquery in an expression (never turned into a join):
+  //   each is an index lookup with equalities (attempts_provider_ref, payment_intents' receipt
+  //   code, attempts_referencia_numerica, cash_facts_pkey, cash_facts_spei_amount, bank_statement_lines_one_per_charge and
+  //   bank_statement_lines_charge, migration 0173), whatever the row estimates;
+  // - the rules between lines of this statement (first line per charge, then first charge per line;
+  //   a line with an exact winner is not partial; a charge matched here is not offered by amount)
+  //   are window functions over one set of candidates, not joins between CTEs.
   await tx`
     with open_lines as (
       select l.id, l.tenant_id, l.livemode, l.reference, l.credit_minor, l.value_date,
              case when l.reference is null then array(select t from unnest(regexp_split_to_array(upper(l.description), '[^A-Z0-9-]+')) t where length(t) >= 6) end as tokens
         from bank_statement_lines l
        where l.tenant_id = ${p.tenantId} and l.statement_id = ${statementId} and l.match_status not in ('matched', 'duplicate')),
-    keyed as (
-      select ol.*, k.key, k.rule,
-             -- a key that is a referencia numérica: 7 significant digits, zero-padded or not (BBVA prints 10)
-             case when k.key ~ '^0{0,3}[1-9][0-9]{6}$' then k.key::int end as refnum
+    -- each open line with its identifying candidates (the line's keys looked up by index), or one row of nulls
+    ident as (
+      select ol.id as line_id, ol.tenant_id, ol.livemode, ol.credit_minor, ol.value_date,
+             c.attempt_id, c.payment_intent_id, c.connector_key, c.fee_minor, c.total_minor, c.charge_date, c.rule
         from open_lines ol
-        cross join lateral (select ol.reference as key, 'reference' as rule where ol.reference is not null
-                            union all select t, 'concept' from unnest(ol.tokens) t) k),
-    cand0 as (
-      select kl.id as line_id, kl.credit_minor, kl.value_date, a.id as attempt_id, a.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0) as fee_minor,
-             cf.amount_minor + cf.tip_minor as total_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date as charge_date,
-             case when kl.rule = 'reference' then 'clave_rastreo' else 'concept' end as rule
-        from keyed kl
-        join attempts a on a.provider_ref = kl.key and a.tenant_id = kl.tenant_id and a.livemode = kl.livemode and a.method = 'spei'
-        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id
-      union
-      select kl.id, kl.credit_minor, kl.value_date, a.id, a.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0),
-             cf.amount_minor + cf.tip_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date,
-             case when kl.rule = 'reference' then 'reference' else 'concept' end
-        from keyed kl
-        join payment_intents pi on pi.tenant_id = kl.tenant_id and pi.receipt_code = kl.key and pi.livemode = kl.livemode
-        join attempts a on a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id and a.method = 'spei'
-        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id
-      union
-      -- the referencia numérica of the charge's SPEI instructions: not unique forever (the sequence
-      -- cycles), so only a charge within the date tolerance is a candidate, for partial too
-      select kl.id, kl.credit_minor, kl.value_date, a.id, a.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0),
-             cf.amount_minor + cf.tip_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date, 'referencia_numerica'
-        from keyed kl
-        join attempts a on a.referencia_numerica = kl.refnum and a.tenant_id = kl.tenant_id and a.livemode = kl.livemode and a.method = 'spei'
-        join cash_facts cf on cf.kind = 'charge' and cf.source_id = a.id and cf.tenant_id = a.tenant_id
-       where kl.refnum is not null and abs(kl.value_date - (cf.occurred_at at time zone ${BOOK_TZ})::date) <= ${toleranceDays}),
-    -- amount and date only, for lines nothing identifies: the single such charge not matched yet
+        left join lateral (
+          select distinct x.attempt_id, x.payment_intent_id, x.connector_key, x.fee_minor,
+                 cf.amount_minor + cf.tip_minor as total_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date as charge_date,
+                 case when x.ref_rule = 'referencia_numerica' then x.ref_rule when k.rule = 'reference' then x.ref_rule else 'concept' end as rule
+            from (select k0.key, k0.rule,
+                         -- a key that is a referencia numérica: 7 significant digits, zero-padded or not (BBVA prints 10)
+                         case when k0.key ~ '^0{0,3}[1-9][0-9]{6}$' then k0.key::int end as refnum
+                    from (select ol.reference as key, 'reference' as rule where ol.reference is not null
+                          union all select t, 'concept' from unnest(ol.tokens) t) k0) k
+            cross join lateral (
+              select a.id as attempt_id, a.tenant_id, a.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0) as fee_minor, 'clave_rastreo' as ref_rule from attempts a
+               where a.provider_ref = k.key and a.tenant_id = ol.tenant_id and a.livemode = ol.livemode and a.method = 'spei'
+              union all
+              select a.id, a.tenant_id, a.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0), 'reference' from payment_intents pi
+                join attempts a on a.payment_intent_id = pi.id and a.tenant_id = pi.tenant_id and a.method = 'spei'
+               where pi.tenant_id = ol.tenant_id and pi.receipt_code = k.key and pi.livemode = ol.livemode
+              union all
+              -- the referencia numérica of the charge's SPEI instructions: not unique forever (the sequence
+              -- cycles), so only a charge within the date tolerance is a candidate, for partial too
+              select a.id, a.tenant_id, a.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0), 'referencia_numerica' from attempts a
+               where k.refnum is not null and a.referencia_numerica = k.refnum and a.tenant_id = ol.tenant_id and a.livemode = ol.livemode and a.method = 'spei') x
+            join cash_facts cf on cf.kind = 'charge' and cf.source_id = x.attempt_id and cf.tenant_id = x.tenant_id
+           where x.ref_rule <> 'referencia_numerica' or abs(ol.value_date - (cf.occurred_at at time zone ${BOOK_TZ})::date) <= ${toleranceDays}) c on true),
+    -- amount and date only, for lines nothing identifies: the SPEI charges of that amount in the window not matched (nor partial) yet
     by_amount as (
-      select ol.id as line_id, ol.credit_minor, ol.value_date, cf.attempt_id, cf.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0) as fee_minor,
-             cf.amount_minor + cf.tip_minor as total_minor, (cf.occurred_at at time zone ${BOOK_TZ})::date as charge_date, 'amount_date' as rule,
-             count(*) over (partition by ol.id) as n
-        from open_lines ol
-        join cash_facts cf on cf.tenant_id = ol.tenant_id and cf.livemode = ol.livemode and cf.kind = 'charge' and cf.method = 'spei' and cf.currency = 'MXN'
-                          and cf.amount_minor + cf.tip_minor = ol.credit_minor
-                          and cf.occurred_at >= ((ol.value_date - ${toleranceDays}::int)::timestamp at time zone ${BOOK_TZ})
-                          and cf.occurred_at < ((ol.value_date + ${toleranceDays}::int + 1)::timestamp at time zone ${BOOK_TZ})
-        join attempts a on a.id = cf.attempt_id and a.tenant_id = cf.tenant_id
-       where not exists (select 1 from cand0 c where c.line_id = ol.id)
-         and not exists (select 1 from bank_statement_lines m where m.attempt_id = cf.attempt_id and m.tenant_id = cf.tenant_id and m.match_status in ('matched', 'partial'))),
-    cand as (select line_id, credit_minor, value_date, attempt_id, payment_intent_id, connector_key, fee_minor, total_minor, charge_date, rule from cand0),
-    exact as (
-      select c.* from cand c
-       where c.total_minor = c.credit_minor and abs(c.value_date - c.charge_date) <= ${toleranceDays}
-         and not exists (select 1 from bank_statement_lines m where m.attempt_id = c.attempt_id and m.tenant_id = ${p.tenantId} and m.match_status = 'matched')),
-    -- one line per charge (the first in the file), then one charge per line
-    per_charge as (select distinct on (attempt_id) * from exact order by attempt_id, line_id),
-    per_line as (select distinct on (line_id) * from per_charge order by line_id, attempt_id),
+      select i.line_id, i.credit_minor, b.attempt_id, b.payment_intent_id, b.connector_key, b.fee_minor, b.total_minor,
+             count(*) over (partition by i.line_id) as n
+        from ident i
+        cross join lateral (
+          select cf.attempt_id, cf.payment_intent_id, a.connector_key, coalesce(a.fee_minor, 0) as fee_minor, cf.amount_minor + cf.tip_minor as total_minor
+            from cash_facts cf
+            join attempts a on a.id = cf.attempt_id and a.tenant_id = cf.tenant_id
+           where cf.tenant_id = i.tenant_id and cf.livemode = i.livemode and cf.currency = 'MXN' and cf.kind = 'charge' and cf.method = 'spei'
+             and cf.amount_minor + cf.tip_minor = i.credit_minor
+             and cf.occurred_at >= ((i.value_date - ${toleranceDays}::int)::timestamp at time zone ${BOOK_TZ})
+             and cf.occurred_at < ((i.value_date + ${toleranceDays}::int + 1)::timestamp at time zone ${BOOK_TZ})
+             and not exists (select 1 from bank_statement_lines m where m.attempt_id = cf.attempt_id and m.tenant_id = cf.tenant_id and m.match_status in ('matched', 'partial'))
+          offset 0) b
+       where i.attempt_id is null),
+    -- every candidate in one set; eligible = an exact match whose charge no line holds yet
+    cand as (
+      select i.line_id, i.credit_minor, i.attempt_id, i.payment_intent_id, i.connector_key, i.fee_minor, i.total_minor, i.rule, 1 as n,
+             i.total_minor = i.credit_minor and abs(i.value_date - i.charge_date) <= ${toleranceDays}
+               and not exists (select 1 from bank_statement_lines m where m.attempt_id = i.attempt_id and m.tenant_id = ${p.tenantId} and m.match_status = 'matched') as eligible
+        from ident i where i.attempt_id is not null
+      union all
+      select line_id, credit_minor, attempt_id, payment_intent_id, connector_key, fee_minor, total_minor, 'amount_date', n, false from by_amount),
+    -- one line per charge (the first in the file) ...
+    per_charge as (
+      select c.*, case when c.eligible then row_number() over (partition by c.attempt_id, c.eligible order by c.line_id, c.rule) end as rc from cand c),
+    -- ... then one charge per line
+    per_line as (
+      select c.*, case when c.rc = 1 then row_number() over (partition by c.line_id, c.rc = 1 order by c.attempt_id, c.rule) end as rl from per_charge c),
+    ranked as (
+      select c.*, coalesce(c.rl = 1, false) as won, bool_or(coalesce(c.rl = 1, false)) over (partition by c.line_id) as line_won,
+             bool_or(coalesce(c.rl = 1, false)) over (partition by c.attempt_id) as charge_won
+        from per_line c),
+    -- a line nothing matched exactly that names a charge with another amount
     part as (
-      select distinct on (c.line_id) c.line_id, c.attempt_id, c.payment_intent_id, c.connector_key, c.fee_minor, c.rule from cand c
-       where c.total_minor <> c.credit_minor and not exists (select 1 from per_line pl where pl.line_id = c.line_id)
-       order by c.line_id, c.attempt_id),
+      select distinct on (r.line_id) r.line_id, r.attempt_id, r.payment_intent_id, r.connector_key, r.fee_minor, r.rule from ranked r
+       where r.rule <> 'amount_date' and not r.line_won and r.total_minor <> r.credit_minor
+       order by r.line_id, r.attempt_id, r.rule),
+    -- a line nothing identifies whose amount only one free charge has (lines with a candidate above never get here)
     part_amount as (
-      select distinct on (b.attempt_id) b.line_id, b.attempt_id, b.payment_intent_id, b.connector_key, b.fee_minor, b.rule from by_amount b
-       where b.n = 1 and not exists (select 1 from per_line pl where pl.attempt_id = b.attempt_id)
-       order by b.attempt_id, b.line_id),
+      select distinct on (r.attempt_id) r.line_id, r.attempt_id, r.payment_intent_id, r.connector_key, r.fee_minor, r.rule from ranked r
+       where r.rule = 'amount_date' and r.n = 1 and not r.charge_won
+       order by r.attempt_id, r.line_id),
     upd as (
-      select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'matched' as st, rule from per_line
+      select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'matched' as st, rule from ranked where won
       union all
       select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'partial', rule from part
       union all
-      select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'partial', rule from part_amount where not exists (select 1 from part p where p.line_id = part_amount.line_id)),
+      select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'partial', rule from part_amount),
     u as (
       update bank_statement_lines l
          set match_status = upd.st, attempt_id = upd.attempt_id, payment_intent_id = upd.payment_intent_id, matched_at = now(), matched_by = ${by}, match_rule = upd.rule,
              deposit_entry_id = case when upd.st = 'matched' then gen_random_uuid() end
         from upd
-       where l.tenant_id = ${p.tenantId} and l.id = upd.line_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)
+       where l.tenant_id = ${p.tenantId} and l.statement_id = ${statementId} and l.id = upd.line_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)
       returning l.id, l.deposit_entry_id, l.tenant_id, l.livemode, l.payment_intent_id, l.credit_minor, l.currency,
                 ${by !== 'import'} and (select suspense_posted from bank_statements where id = ${statementId} and tenant_id = ${p.tenantId}) as in_suspense, upd.connector_key, upd.fee_minor),
     e as (

@@ -133,6 +133,17 @@ t.test('lines on an entry of a closed month, or naming another tenant, are refus
     { code: '23503', message: /journal_lines_entry_id_fkey/ },
     'another tenant than the entry',
   );
+  await t.rejects(
+    // several entries in one statement (the bank import posts thousands so): one of them names the other mode
+    sql.begin(async (tx) => {
+      const second = await postEntry(tx, { tenantId: tenant, livemode: false, kind: 'adjustment', refType: 'test', refId: randomUUID(), lines: [{ account: 'cash' as Account, currency: 'MXN', amountMinor: 7 }, { account: 'sales', currency: 'MXN', amountMinor: -7 }] });
+      await tx`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor)
+               values (${entry}, ${tenant}, false, 'cash', 'MXN', 1), (${entry}, ${tenant}, false, 'sales', 'MXN', -1),
+                      (${second}, ${tenant}, true, 'cash', 'MXN', 1), (${second}, ${tenant}, true, 'sales', 'MXN', -1)`;
+    }),
+    { code: '23514', message: /another tenant or mode/ },
+    'another mode than the entry',
+  );
   const [{ day }] = await sql`select accounting_date::text as day from journal_entries where id = ${entry}`;
   await sql`insert into ledger_period_closes (tenant_id, livemode, period, closed_at_tenant, closed_by, balances) values (${tenant}, false, date_trunc('month', ${day}::date)::date, now(), 'test', '[]')`;
   await t.rejects(
