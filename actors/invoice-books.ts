@@ -17,6 +17,8 @@
 //   or 209.01 (PPD), against `clientes` (PPD: the customer owes less) or `customer_credits` (PUE: owed
 //   back to the customer).
 // - A cancelled CFDI's entry is reversed.
+// - A refund that a PUE credit note documents is one reversal, not two (refundCoverLines, posted by
+//   the invoices' job invoice.refund_credits): the covered part settles `customer_credits`.
 // So for a month whose sales all have CFDIs, 208.01 + 209.01 = Σ IVA of the month's ingresos − Σ IVA
 // of its egresos (test/books-iva.test.ts).
 import type { EntryInput, Line } from '../kernel/ledger.js';
@@ -108,4 +110,22 @@ export function creditNoteEntry(w: Who, noteId: string, uuid: string, o: { metod
     { account: o.metodoPago === 'PPD' ? accounts.ivaTrasladadoNoCobrado : accounts.ivaTrasladadoCobrado, currency: c, amountMinor: o.ivaMinor },
     { account: o.metodoPago === 'PPD' ? accounts.clientes : accounts.customerCredits, currency: c, amountMinor: -(o.baseMinor + o.ivaMinor) },
   ]);
+}
+
+/**
+ * A refund that a PUE credit note documents (issue 27; docs/reports.md "IVA in the books"): both the
+ * refund (`refunds` + 208.01 at the default split, kernel/ledger.ts refundLines) and the credit note
+ * (`discounts` + 208.01 at the invoice's taxes, `customer_credits`) reverse the sale. The part `c` of
+ * the refunds that the charge's live credit notes cover is the credit paid back: `customer_credits`
+ * settled, the refund's own reversal of that part taken back (the credit note's stays, with the
+ * CFDI's taxes). `c` < 0 undoes it (a credit note cancelled later).
+ */
+export function refundCoverLines(currency: string, c: number): Line[] {
+  const r = ivaInside(Math.abs(c));
+  const sign = Math.sign(c);
+  return [
+    { account: accounts.customerCredits, currency, amountMinor: c },
+    { account: accounts.refunds, currency, amountMinor: -sign * r.baseMinor },
+    { account: accounts.ivaTrasladadoCobrado, currency, amountMinor: -sign * r.ivaMinor },
+  ];
 }

@@ -8,6 +8,7 @@
 // recorded by a second step.
 import { ApiError } from '../kernel/errors.js';
 import type { EntityRow, Hydrated, Plan, StepEnv } from '../kernel/entity.js';
+import type { JobRequest } from '../kernel/jobs.js';
 import { machineStep } from '../kernel/machine-step.js';
 import { invoiceMachine, type InvoiceEffect, type InvoiceEvent, type InvoiceStatus } from '../machines/invoice.js';
 import { cfdiDocumentMachine, type CfdiDocumentEffect, type CfdiDocumentEvent, type CfdiDocumentStatus } from '../machines/cfdi-document.js';
@@ -78,14 +79,15 @@ export type InvoiceCommand =
   | { kind: 'payment'; paymentId: string; answer: PacAnswer; respond?: number }
   /** Takes a share of the total for a credit note (pending, sealed). */
   | { kind: 'reserve_credit'; note: { id: string; totalMinor: number; baseMinor: number; ivaMinor: number; motivo: string | null; serie: string; folio: string; sealedXml: string } }
-  | { kind: 'credit'; noteId: string; answer: PacAnswer; respond?: number }
+  /** `jobs`: after the commit of a stamped note (a PUE charge's refunds it may cover: invoice.refund_credits). */
+  | { kind: 'credit'; noteId: string; answer: PacAnswer; respond?: number; jobs?: JobRequest[] }
   | { kind: 'cancel'; cancellationId: string; outcome: 'cancelled' | 'pending'; motivo: string; folioSustitucion?: string; acuse?: string }
   /** SAT's final answer to a cancellation that waited for the receptor (`cancel_pending`). */
   | { kind: 'cancel_outcome'; cancellationId?: string; outcome: 'cancelled' | 'rejected'; acuse?: string }
   /** SAT's answer to the cancellation of a payment complement (REP) or credit note of the invoice: cancelled, or held for the receptor (`pending`). */
-  | { kind: 'cancel_document'; document: 'payment' | 'credit_note'; documentId: string; cancellationId: string; outcome: 'cancelled' | 'pending'; motivo: string; acuse?: string }
+  | { kind: 'cancel_document'; document: 'payment' | 'credit_note'; documentId: string; cancellationId: string; outcome: 'cancelled' | 'pending'; motivo: string; acuse?: string; jobs?: JobRequest[] }
   /** SAT's final answer to a REP's or credit note's cancellation that waited for the receptor. */
-  | { kind: 'cancel_document_outcome'; document: 'payment' | 'credit_note'; documentId: string; cancellationId?: string; outcome: 'cancelled' | 'rejected' };
+  | { kind: 'cancel_document_outcome'; document: 'payment' | 'credit_note'; documentId: string; cancellationId?: string; outcome: 'cancelled' | 'rejected'; jobs?: JobRequest[] };
 
 const iso = (d: Date) => d.toISOString();
 
@@ -322,6 +324,7 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
           writes: [{ op: 'update', table: 'credit_notes', id: pend.id, set, where: { status: 'pending' }, expect: 1 }],
           history: { event: 'credit_note.stamped', data: { credit_note_id: pend.id, uuid_fiscal: a.uuid } },
           events: [{ type: 'credit_note.stamped', entityId: pend.id, data: view }],
+          jobs: cmd.jobs,
           response: cmd.respond ? { status: cmd.respond, body: view } : undefined,
           result: { ...pend, ...set },
         };
@@ -382,6 +385,7 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
         ledger: c.ledger,
         history: { event: c.history.event, data: { ...c.history.data, motivo: cmd.motivo } },
         events: c.events,
+        jobs: cmd.document === 'credit_note' ? cmd.jobs : undefined,
         response: { status: 200, body: cancellationView(row) },
         result: row,
       };
@@ -402,7 +406,7 @@ export function planInvoiceStep(h: HydratedInvoice, cmd: InvoiceCommand, env: St
         };
       }
       const c = documentCancelled(r, d, cmd.document, 'cancel_pending', env);
-      return { set: c.set, writes: [c.docWrite, ...cancellation], ledger: c.ledger, history: c.history, events: c.events, result: { ...d, status: 'cancelled' } };
+      return { set: c.set, writes: [c.docWrite, ...cancellation], ledger: c.ledger, history: c.history, events: c.events, jobs: cmd.document === 'credit_note' ? cmd.jobs : undefined, result: { ...d, status: 'cancelled' } };
     }
     case 'cancel': {
       if (r.status !== 'stamped') throw new ApiError('invoice.not_stamped', `Invoice ${r.id} is "${r.status}": only a stamped invoice is cancelled.`);

@@ -14,7 +14,10 @@ import type { Sql } from '../kernel/db.js';
 import { LockBusy, clockOf, type EntityActor, type EntityDef, type Scope } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
-import { defineJob, jobRequest } from '../kernel/jobs.js';
+import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
+import { postEntry } from '../kernel/ledger.js';
+import { accounts } from '../kernel/accounts.js';
+import { refundCoverLines } from './invoice-books.js';
 import type { Logger } from '../kernel/log.js';
 import type { SecretBox } from '../kernel/secret-box.js';
 import { nowFor, tenantOffsetMsSql } from '../kernel/clock.js';
@@ -147,6 +150,53 @@ export class Invoices {
     transient: (e) => e instanceof LockBusy,
     run: (d) => this.followCancellation(d.invoiceId),
   });
+
+  /**
+   * Books a PUE charge's refunds that its credit notes document once (docs/reports.md "IVA in the
+   * books"): state-based, so any order of refunds, credit notes and their cancellations ends right.
+   * `cause`: the refund, credit note or cancellation that asked (one job each).
+   */
+  readonly refundCreditsJob = defineJob<{ intentId: string; tenantId: string; livemode: boolean; cause: string }>({
+    queue: INVOICE_QUEUE,
+    name: 'invoice.refund_credits',
+    shape: { intentId: 'uuid', tenantId: 'uuid', livemode: 'boolean', cause: 'uuid' },
+    id: (d) => `invoice-refund-credits-${d.cause}`,
+    shardKey: (d) => d.intentId,
+    transient: (e) => e instanceof LockBusy,
+    run: (d) => this.settleRefundCredits(d.tenantId, d.livemode, d.intentId),
+  });
+
+  /** The job that books the refunds a charge's PUE credit notes cover (asked by a refund that succeeded, a stamped or cancelled credit note). */
+  refundCredits(intentId: string, scope: { tenantId: string; livemode: boolean }, cause: string): JobRequest {
+    return jobRequest(this.refundCreditsJob, { intentId, tenantId: scope.tenantId, livemode: scope.livemode, cause });
+  }
+
+  /**
+   * Under the charge's lock: covered = min(Σ live credit notes of the charge's PUE invoices, Σ its
+   * succeeded refunds); posts the difference with what entries `cfdi.egreso.reembolso` of the charge
+   * already booked (customer_credits settled, the refunds' double reversal taken back).
+   */
+  async settleRefundCredits(tenantId: string, livemode: boolean, intentId: string): Promise<void> {
+    await this.d.actor.withLock(this.chargeLock, intentId, 2000, async () => {
+      const [r] = await this.sql`
+        select
+          (select coalesce(sum(n.total_minor), 0) from credit_notes n join invoices i on i.id = n.invoice_id and i.tenant_id = n.tenant_id
+            where i.tenant_id = ${tenantId} and i.livemode = ${livemode} and i.payment_intent_id = ${intentId} and i.metodo_pago = 'PUE' and n.status in ('stamped', 'cancel_pending'))::bigint as credited,
+          (select coalesce(sum(rf.amount_minor), 0) from refunds rf join attempts a on a.id = rf.attempt_id and a.tenant_id = rf.tenant_id
+            where a.tenant_id = ${tenantId} and a.payment_intent_id = ${intentId} and rf.status = 'succeeded')::bigint as refunded,
+          (select coalesce(sum(l.amount_minor), 0) from journal_entries e join journal_lines l on l.entry_id = e.id and l.tenant_id = e.tenant_id
+            where e.tenant_id = ${tenantId} and e.livemode = ${livemode} and e.kind = 'cfdi.egreso.reembolso' and e.memo like ${`payment_intent ${intentId}:%`} and l.account = ${accounts.customerCredits})::bigint as posted`;
+      const delta = Math.min(Number(r!.credited), Number(r!.refunded)) - Number(r!.posted);
+      if (!delta) return;
+      // One entry per run that changes something (journal_entries is unique per (ref_type, ref_id, kind)); the charge is named in the memo, the lock orders the runs.
+      await this.sql.begin((tx) => postEntry(tx, { tenantId, livemode, kind: 'cfdi.egreso.reembolso', refType: 'refund_credit', refId: randomUUID(), memo: `payment_intent ${intentId}: refunds documented by credit notes, the customer credit paid back`, lines: refundCoverLines('MXN', delta) }));
+    }, true);
+  }
+
+  /** The jobs after a credit note of `inv` is stamped or cancelled: a PUE charge's refunds it may cover. */
+  private creditJobs(inv: InvoiceRow, cause: string): JobRequest[] {
+    return inv.metodo_pago === 'PUE' && inv.payment_intent_id ? [this.refundCredits(inv.payment_intent_id, { tenantId: inv.tenant_id, livemode: inv.livemode }, cause)] : [];
+  }
 
   constructor(private readonly d: InvoicesDeps) {
     this.pacs = d.pacs ?? new PacRegistry();
@@ -326,7 +376,7 @@ export class Invoices {
       await this.pacSettle(this.cfdiCall(ctx, p.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'payment', paymentId: p.id, answer: a }), new Date(p.created_at)), h, (e) => `${e.message} (payment complement ${p.id} waits for the PAC's answer)`);
     }
     for (const n of h.pendingNotes) {
-      await this.pacSettle(this.cfdiCall(ctx, n.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'credit', noteId: n.id, answer: a }), new Date(n.created_at)), h, (e) => `${e.message} (credit note ${n.id} waits for the PAC's answer)`);
+      await this.pacSettle(this.cfdiCall(ctx, n.sealed_xml, true, (a) => this.step(h.row.id, { kind: 'credit', noteId: n.id, answer: a, jobs: this.creditJobs(h.row, n.id) }), new Date(n.created_at)), h, (e) => `${e.message} (credit note ${n.id} waits for the PAC's answer)`);
     }
   }
 
@@ -640,7 +690,7 @@ export class Invoices {
       const sealed = await sellarComprobanteAsync(built.doc, issuer.csd!);
       const noteId = randomUUID();
       await this.d.actor.runLocked(this.def, p, invoiceId, { kind: 'reserve_credit', note: { id: noteId, totalMinor: built.totalMinor, baseMinor: built.subtotalMinor, ivaMinor: built.ivaMinor, motivo: body.motivo ?? null, serie: 'NC', folio, sealedXml: sealed.xml } }, { waitMs: 0, known: h });
-      const record = async (a: PacAnswer) => ({ a, done: await this.step<Row>(invoiceId, { kind: 'credit', noteId, answer: a, respond: 200 }, idem) });
+      const record = async (a: PacAnswer) => ({ a, done: await this.step<Row>(invoiceId, { kind: 'credit', noteId, answer: a, respond: 200, jobs: this.creditJobs(h.row, noteId) }, idem) });
       const { a, done } = await this.pacSettle(this.cfdiCall(ctx, sealed.xml, false, record), h, (e) => `${e.message}. Credit note ${noteId} stays pending; retry with the same Idempotency-Key.`);
       if (done?.status === 'error' && a.kind === 'stamped') throw new ApiError('invoice.pac_error', `The credit note was not recorded: ${done.error_detail ?? 'UUID already registered'}`);
       if (a.kind === 'rejected') throw new ApiError('invoice.pac_error', `The PAC rejected the credit note: ${a.code} ${a.message}`);
@@ -736,7 +786,7 @@ export class Invoices {
       // amount alone, RMF rule 2.7.1.35 fr. I) leaves it `cancel_pending`, followed by invoice.cancel_follow.
       return this.pacSettle<Row>(this.cancelCall(ctx, p, uuid, cur!.xml ?? undefined, { motivo: body.motivo }, (out) =>
         this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, Row>(this.def, p, d.invoice_id, {
-          kind: 'cancel_document', document: kind, documentId: id, cancellationId: randomUUID(), outcome: out.kind, motivo: body.motivo, acuse: out.acuse,
+          kind: 'cancel_document', document: kind, documentId: id, cancellationId: randomUUID(), outcome: out.kind, motivo: body.motivo, acuse: out.acuse, jobs: this.creditJobs(h.row, randomUUID()),
         }, { waitMs: 0, known: { ...h, document: cur } as HydratedInvoice, idem })), h, (e) => `${e.message}. The ${what} ${id} stays stamped; retry the cancellation.`);
     }, false);
   }
@@ -787,7 +837,7 @@ export class Invoices {
         const [c] = await this.sql`select id from invoice_cancellations where invoice_id = ${x.row.id} and tenant_id = ${x.row.tenant_id} and document_kind = ${kind} and (document_id = ${id} or document_id is null) and status = 'pending' order by created_at desc limit 1`;
         const cmd: InvoiceCommand = kind === 'invoice'
           ? { kind: 'cancel_outcome', cancellationId: c?.id, outcome: out.kind, acuse: undefined }
-          : { kind: 'cancel_document_outcome', document: kind, documentId: id, cancellationId: c?.id, outcome: out.kind };
+          : { kind: 'cancel_document_outcome', document: kind, documentId: id, cancellationId: c?.id, outcome: out.kind, jobs: this.creditJobs(x.row, randomUUID()) };
         await this.d.actor.runLocked<HydratedInvoice, InvoiceCommand, void, void>(this.def, undefined, x.row.id, cmd, { waitMs: 0, known: kind === 'invoice' ? x : { ...x, document: doc } });
       },
       idle: () => undefined,
@@ -863,7 +913,7 @@ export class Invoices {
     return {
       name: 'invoices',
       queues: { [INVOICE_QUEUE]: 1 },
-      jobs: [this.resolveJob, this.cancelFollowJob],
+      jobs: [this.resolveJob, this.cancelFollowJob, this.refundCreditsJob],
       reconcilers: [
         {
           name: 'invoices waiting for a lost PAC answer',

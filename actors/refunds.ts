@@ -37,6 +37,8 @@ export interface RefundsDeps {
   log: Logger;
   /** The payment intent actor's job that moves the attempt's status after a refund succeeded. */
   refundSettled(intentId: string, attemptId: string, scope?: { tenantId: string; livemode: boolean }): JobRequest;
+  /** The invoices' job that books the refund once when a credit note documents it too (docs/reports.md). */
+  refundCovered?(intentId: string, scope: { tenantId: string; livemode: boolean }, refundId: string): JobRequest;
 }
 
 export interface CreateRefund {
@@ -136,7 +138,7 @@ function checkAmount(amount: number, left: number, attemptId: string) {
 }
 
 /** The refund's step on the provider's outcome: pure (refund machine → row, ledger entry, event, the attempt's job). */
-export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: StepEnv, settled: (intentId: string, attemptId: string, scope?: { tenantId: string; livemode: boolean }) => JobRequest): Plan<RefundRow> {
+export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: StepEnv, settled: (intentId: string, attemptId: string, scope?: { tenantId: string; livemode: boolean }) => JobRequest, covered?: RefundsDeps['refundCovered']): Plan<RefundRow> {
   const r = h.row;
   if (r.status !== 'requested') return { result: r };
   if (cmd.kind === 'send_started') {
@@ -174,6 +176,7 @@ export function planRefundOutcome(h: HydratedRefund, cmd: RefundCommand, env: St
         memo: `refund of attempt ${r.attempt_id}`,
         lines: refundLines(h.connectorKey, r.currency, r.amount_minor),
       });
+      if (covered) plan.jobs!.push(covered(r.payment_intent_id, { tenantId: r.tenant_id, livemode: r.livemode }, r.id));
     } else if (e.type === 'settleAttempt') {
       plan.jobs!.push(settled(r.payment_intent_id, r.attempt_id, { tenantId: r.tenant_id, livemode: r.livemode }));
     } else if (e.type === 'emit') {
@@ -224,7 +227,7 @@ export class Refunds {
         const { connector_key, provider_key, clock_offset_ms, ...row } = r;
         return { row: toRefund(row), clockOffsetMs: clockOf({ livemode: r.livemode as boolean, clock_offset_ms }), connectorKey: connector_key as string, providerKey: provider_key as string };
       },
-      plan: (h, cmd, env) => planRefundOutcome(h, cmd, env, d.refundSettled),
+      plan: (h, cmd, env) => planRefundOutcome(h, cmd, env, d.refundSettled, d.refundCovered),
     };
   }
 

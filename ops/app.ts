@@ -111,7 +111,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
     routingTable: (tenantId, livemode) => routing.tableFor(tenantId, livemode),
     terminalActive: (tenantId, livemode, id) => terminals.isActive(tenantId, livemode, id),
   });
-  const refunds = new Refunds({ sql, actor, router, log, refundSettled: (intentId, attemptId, scope) => payments.refundSettled(intentId, attemptId, scope) });
+  const refunds = new Refunds({ sql, actor, router, log, refundSettled: (intentId, attemptId, scope) => payments.refundSettled(intentId, attemptId, scope), refundCovered: (intentId, scope, refundId) => invoices.refundCredits(intentId, scope, refundId) });
   const invoices = new Invoices({ sql, actor, log, secrets, pacs: new PacRegistry({ finkokUrl: config.finkokUrl }) });
   const receivables = new Receivables({ sql, actor, log, payments, invoices, publicBaseUrl: config.publicBaseUrl });
   const cx = createConnect({ config, sql, log, secrets, actor, enqueue: (j) => runtime.jobs.enqueue(j) });

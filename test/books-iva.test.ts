@@ -103,3 +103,64 @@ t.test('a month of mixed activity: the balanza IVA equals the CFDIs IVA; póliza
   for (const d of [inv1.body, inv2.body, ppd.body, nc.body]) t.ok(pol.text.includes(d.uuid_fiscal), `the póliza carries ${d.uuid_fiscal}`);
   t.ok(pol.text.includes(rep.body.rep_uuid), 'and the REP\'s');
 });
+
+// Issue 27 (docs/reports.md): a credit note of a PUE invoice and a refund of the same sale are one
+// reversal, in either order: the refund pays the customer credit the note created (entry
+// cfdi.egreso.reembolso), and a credit note cancelled later undoes that.
+t.test('a credit note and a refund of the same sale reverse it once, in either order', async (t) => {
+  const own = await a.newTenant('Nota y reembolso');
+  const r = await a.call('PUT', '/v1/fiscal_profile', { key: own.testKey, body: { rfc: 'AAA010101AAA', nombre: 'ACCEM SERVICIOS EMPRESARIALES SC', regimen_fiscal: '601', cp: '06600', serie: 'F', pac_provider: 'sim' } });
+  t.equal(r.status, 200, r.text);
+  const p = (path: string, body: unknown) => a.call('POST', path, { key: own.testKey, body, headers: idem() });
+  const g = (path: string) => a.call('GET', path, { key: own.testKey });
+  const sale = async () => {
+    const pi = await p('/v1/payment_intents', { amount_minor: 11600, currency: 'MXN' });
+    await p(`/v1/payment_intents/${pi.body.id}/confirm`, { payment_token: 'tok_sim_ok', payment_method: 'card' });
+    await until(() => g(`/v1/payment_intents/${pi.body.id}`), (x) => x.body.status === 'succeeded');
+    const [att] = await a.app.deps.sql`select id from attempts where payment_intent_id = ${pi.body.id} and status in ('captured', 'settled')`;
+    const inv = await p('/v1/invoices', { payment_intent_id: pi.body.id, receptor });
+    t.equal(inv.status, 201, inv.text);
+    return { attemptId: att!.id as string, invoiceId: inv.body.id as string };
+  };
+  const refund = async (attemptId: string) => {
+    const rf = await p('/v1/refunds', { attempt_id: attemptId, amount_minor: 11600 });
+    t.ok([200, 201].includes(rf.status), rf.text);
+    await until(() => a.app.deps.sql`select status from refunds where id = ${rf.body.id}`, (x) => x[0]?.status === 'succeeded');
+  };
+  const balances = async () => {
+    const rows = await a.app.deps.sql`select account, sum(amount_minor)::bigint as b from journal_lines where tenant_id = ${own.id} and livemode = false group by account`;
+    const m: Record<string, number> = {};
+    for (const x of rows) m[x.account as string] = Number(x.b);
+    return m;
+  };
+  // every sale of the tenant reversed once: its income and IVA cobrado back to zero, no customer credit left
+  const reversedOnce = (m: Record<string, number>) =>
+    (m.sales ?? 0) + (m.refunds ?? 0) + (m.discounts ?? 0) === 0 && (m.iva_trasladado_cobrado ?? 0) === 0 && (m.customer_credits ?? 0) === 0;
+
+  // refund first, then the credit note that documents it
+  const s1 = await sale();
+  await refund(s1.attemptId);
+  const nc1 = await p(`/v1/invoices/${s1.invoiceId}/credit-notes`, { total_minor: 11600, motivo: 'Devolución' });
+  t.equal(nc1.status, 200, nc1.text);
+  const b1 = await until(balances, (m) => reversedOnce(m));
+  t.ok(reversedOnce(b1), 'sale 1: sales + refunds + discounts = 0, IVA cobrado back once, no customer credit left');
+
+  // credit note first, then the refund that pays it
+  const s2 = await sale();
+  const nc2 = await p(`/v1/invoices/${s2.invoiceId}/credit-notes`, { total_minor: 11600, motivo: 'Devolución' });
+  t.equal(nc2.status, 200, nc2.text);
+  await refund(s2.attemptId);
+  const b2 = await until(balances, (m) => reversedOnce(m) && (m.sales ?? 0) === -20000);
+  t.equal((b2.sales ?? 0) + (b2.refunds ?? 0) + (b2.discounts ?? 0), 0, 'both sales reversed once each');
+  t.equal(b2.iva_trasladado_cobrado ?? 0, 0, 'their IVA cobrado back once each');
+  t.equal(b2.customer_credits ?? 0, 0, 'no customer credit owed to no one');
+
+  // the second credit note cancelled: the refund stands alone again (refunds, not discounts)
+  const cx = await p(`/v1/invoices/${nc2.body.id}/cancel`, { motivo: '02' });
+  t.equal(cx.status, 200, cx.text);
+  const b3 = await until(balances, (m) => (m.refunds ?? 0) === 10000 && (m.discounts ?? 0) === 10000);
+  t.ok(reversedOnce(b3), 'still reversed once each after the cancellation');
+  t.equal(b3.refunds ?? 0, 10000, 'the second sale\'s reversal is its refund again');
+  const [bal] = await a.app.deps.sql`select sum(amount_minor)::bigint as s from journal_lines where tenant_id = ${own.id}`;
+  t.equal(Number(bal!.s), 0, 'the books balance');
+});

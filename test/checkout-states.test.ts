@@ -154,7 +154,7 @@ if (why) {
       t.same(problems, []);
     });
 
-    t.test(`${width}: SPEI: bank, beneficiary, amount, CLABE with a copy button, reference, expiry`, async (t) => {
+    t.test(`${width}: SPEI: bank, beneficiary, amount, CLABE with a copy button, reference, referencia numérica, expiry`, async (t) => {
       const { page, problems } = await open(t, width);
       const link = await newLink('Orden 9 · transferencia', 150000);
       await page.goto(a.url + link.url);
@@ -168,6 +168,7 @@ if (why) {
       const clabe = (await page.getByTestId('clabe').textContent())!;
       t.equal(clabe, pi.next_action.clabe);
       t.equal(await page.getByTestId('spei-reference').textContent(), pi.receipt_code, 'the reference reconciliation matches');
+      t.equal(await page.getByTestId('spei-referencia-numerica').textContent(), String(pi.next_action.referencia_numerica), 'the referencia numérica the bank line will carry');
       t.match(await page.getByTestId('expires').textContent(), / de 20\d\d/);
       await page.getByTestId('copy-clabe').click();
       await page.locator('[data-testid="copy-clabe"][data-copied="true"]').waitFor();
