@@ -22,7 +22,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSql, ensureDatabase } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
-import { appBench, benchTenant, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, fmt, here, latencyStats, machineInfo, mdTable, parseOptions, sleep, sourceInfo, waitForQuiet } from './confirm-lib.js';
+import { Redis } from 'ioredis';
+import { appBench, benchTenant, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, latencyStats, machineInfo, mdTable, monoUs, parseOptions, PgEvidence, pgEvidenceTables, profileTables, redisUrl, sleep, sourceInfo, summarizeProfile, waitForQuiet } from './confirm-lib.js';
 
 const o = parseOptions<Record<string, number | boolean | string | undefined>>(process.argv.slice(2), {
   duration: { type: 'number', default: 10, min: 1, max: 120, help: 'seconds of the measured load' },
@@ -33,6 +34,7 @@ const o = parseOptions<Record<string, number | boolean | string | undefined>>(pr
   'max-wait': { type: 'number', default: 600, min: 0, max: 3600, help: 'seconds to wait for a quiet machine' },
   json: { type: 'string', help: 'write the results as JSON here' },
   'pgbench-scripts': { type: 'string', help: 'only write the pgbench scripts into this directory (to read or run them) and exit' },
+  profile: { type: 'string', help: 'after the measured phases, creates alone once more with the api under node --cpu-prof (profile written here; its tables printed)' },
 }, 'npm run bench:payouts -- [options]');
 const D = o.duration as number;
 const C = o.connections as number;
@@ -129,7 +131,7 @@ async function app() {
   };
   const api = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
   const worker = await children.start<{ pid: number }>('worker', appBench('confirm-app.js'), { env: { ...env, ROLE: 'worker', STATE_DIR: mkdtempSync(join(tmp, 'worker-')) } });
-  const base = `http://127.0.0.1:${api.info.port}`;
+  let base = `http://127.0.0.1:${api.info.port}`;
   const { key } = await benchTenant(base, adminKey, 'bench');
   const sql = createSql(dbUrl(name), 2);
   const paid = async () => Number((await sql`select count(*)::int as n from payouts where status = 'paid'`)[0].n);
@@ -155,10 +157,55 @@ async function app() {
   const total = Number((await sql`select count(*)::int as n from payouts`)[0].n);
   while ((await paid()) < total && Date.now() - started < 120_000) await sleep(200);
   const drainS = (Date.now() - started) / 1000;
+  // Creates alone: the worker stopped (its jobs wait in the queue), as pgbench's create-sql runs alone.
+  await children.stop(worker.child);
+  const ev = await PgEvidence.start(name);
+  const redis0 = await redisCommands();
+  const aloneCpu = new CpuSampler({ api: api.info.pid, bench: process.pid }).start();
+  const alone = await load(D);
+  const aloneReport = aloneCpu.stop();
+  const redisDelta = diffCommands(await redisCommands(), redis0);
+  const evidence = await ev.stop(12, 'buffers');
+  const as = latencyStats(alone.lat);
+  const apiCpuMs = ((aloneReport.pct.api ?? 0) / 100) * aloneReport.wallS * 1000 / Math.max(1, alone.created);
+  let profile: string | undefined;
+  if (o.profile) {
+    await children.stop(api.child);
+    const dir = String(o.profile);
+    const prof = await children.start<{ pid: number; port: number }>('api-prof', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-prof-')) }, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+    base = `http://127.0.0.1:${prof.info.port}`;
+    await load(2);
+    const w0 = monoUs();
+    const pr = await load(D);
+    const w1 = monoUs();
+    await children.stop(prof.child);
+    const file = findProfile(dir, prof.info.pid);
+    profile = file ? `${fmt(pr.created / pr.duration)} created/s under the profiler\n\n${profileTables(summarizeProfile(file, w0, w1))}` : `no profile of the api in ${dir}`;
+  } else await children.stop(api.child);
   await sql.end();
-  await Promise.all([children.stop(api.child), children.stop(worker.child)]);
-  return { createdPerS: r.created / r.duration, executedPerS: during / r.duration, p50: s.p50, p99: s.p99, statuses: r.statuses, backlog: total - before - during, drainS, cpu: cpuCells(cpu, ['api', 'worker', 'postgres', 'redis', 'bench']) };
+  return {
+    createdPerS: r.created / r.duration, executedPerS: during / r.duration, p50: s.p50, p99: s.p99, statuses: r.statuses, backlog: total - before - during, drainS, cpu: cpuCells(cpu, ['api', 'worker', 'postgres', 'redis', 'bench']),
+    alone: {
+      createdPerS: alone.created / alone.duration, p50: as.p50, p99: as.p99, statuses: alone.statuses, apiCpuMs, cpu: cpuCells(aloneReport, ['api', 'postgres', 'redis', 'bench']),
+      statements: evidence.work.calls / Math.max(1, alone.created), redis: redisDelta, evidence: pgEvidenceTables(evidence, Math.max(1, alone.created), 'create'), created: alone.created,
+    },
+    profile,
+  };
 }
+
+/** Redis's command counts (INFO commandstats: the whole server's, scripts' inner calls included). */
+async function redisCommands(): Promise<Record<string, number>> {
+  const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 2 });
+  try {
+    const out: Record<string, number> = {};
+    for (const m of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1]] = Number(m[2]);
+    return out;
+  } finally {
+    redis.disconnect();
+  }
+}
+const diffCommands = (b: Record<string, number>, a: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v - (a[k] ?? 0)] as const).filter(([k, v]) => v > 0 && k !== 'info'));
 
 if (o['pgbench-scripts']) {
   for (const [v, lines] of [['create-sql', CREATE], ['payout-sql', [...CREATE, ...EXECUTE]]] as const) writeFileSync(join(String(o['pgbench-scripts']), `${v}.sql`), lines.join('\n') + '\n');
@@ -171,12 +218,20 @@ try {
   const rows = [
     ['payouts created (HTTP 201)', fmt(a.createdPerS), fmt(pg['create-sql'].tps), `${fmt(a.createdPerS / pg['create-sql'].tps, 3)}x`, fmt(a.p99, 1), fmt(pg['create-sql'].p99, 1)],
     ['payouts executed (paid)', fmt(a.executedPerS), fmt(pg['payout-sql'].tps), `${fmt(a.executedPerS / pg['payout-sql'].tps, 3)}x`, 'n/a', fmt(pg['payout-sql'].p99, 1)],
+    ['payouts created, worker stopped (creates alone, as create-sql runs)', fmt(a.alone.createdPerS), fmt(pg['create-sql'].tps), `${fmt(a.alone.createdPerS / pg['create-sql'].tps, 3)}x`, fmt(a.alone.p99, 1), fmt(pg['create-sql'].p99, 1)],
   ];
+  const per = (n: number) => fmt(n / Math.max(1, a.alone.created), 2);
   const report = [
     `bench/payouts ${new Date().toISOString()} (${C} connections, ${D} s; commit ${sourceInfo().commit}${quiet.warning ? `; ${quiet.warning}` : ''})`,
     mdTable(['', 'Orquesta /s', 'pgbench same SQL tps', 'ratio', 'p99 ms (HTTP)', 'p99 ms (pgbench)'], rows),
     `HTTP statuses ${JSON.stringify(a.statuses)}; create p50 ${fmt(a.p50, 1)} ms; backlog after the load ${a.backlog} payouts, drained in ${fmt(a.drainS, 1)} s.`,
     mdTable(['CPU (app run)', 'api', 'worker', 'postgres', 'redis', 'bench', 'other', 'machine busy', 'steal'], [['% of one core', ...a.cpu]]),
+    `Creates alone (worker stopped, ${D} s): HTTP statuses ${JSON.stringify(a.alone.statuses)}; p50 ${fmt(a.alone.p50, 1)} ms; api CPU ${fmt(a.alone.apiCpuMs, 3)} ms per create; ` +
+      `${fmt(a.alone.statements, 2)} top-level statements per create; Redis commands per create (the whole server's INFO commandstats, scripts' inner calls included): ` +
+      `${Object.entries(a.alone.redis).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${per(v)}`).join(', ') || 'none'}`,
+    mdTable(['CPU (creates alone)', 'api', 'postgres', 'redis', 'bench', 'other', 'machine busy', 'steal'], [['% of one core', ...a.alone.cpu]]),
+    a.alone.evidence,
+    ...(a.profile ? [`### api CPU profile, creates alone\n\n${a.profile}`] : []),
   ].join('\n\n');
   process.stdout.write(`\n${report}\n`);
   const headline = {
@@ -185,6 +240,8 @@ try {
     'payouts executed /s': { value: a.executedPerS, better: 'higher', unit: '/s' },
     'executed / pgbench payout-sql': { value: a.executedPerS / pg['payout-sql'].tps, better: 'higher', unit: 'x' },
     'create p99': { value: a.p99, better: 'lower', unit: 'ms' },
+    'created alone / pgbench create-sql': { value: a.alone.createdPerS / pg['create-sql'].tps, better: 'higher', unit: 'x' },
+    'api CPU per create (alone)': { value: a.alone.apiCpuMs, better: 'lower', unit: 'ms' },
   };
   if (o.json) writeFileSync(String(o.json), JSON.stringify({ machine: machineInfo(), pgbench: pg, app: a, headline }, null, 2));
 } finally {
