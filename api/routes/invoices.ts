@@ -161,7 +161,7 @@ export const invoiceRoutes: RouteDef[] = [
     notFound: 'invoice.not_found',
     summary: 'List the payment complements (REP) of a PPD invoice, by parcialidad',
     tags: ['Invoices'],
-    responses: { 200: { description: 'The stamped complements', schema: invoicePaymentList } },
+    responses: { 200: { description: 'The live complements: `stamped`, and `cancel_pending` (SAT holds the cancellation for the receptor; still live until SAT answers)', schema: invoicePaymentList } },
     errors: ['invoice.not_found'],
     handler: async (ctx) => ({ status: 200, body: await ctx.deps.invoices.listPayments(ctx.principal, ctx.params.id) }),
   }),
