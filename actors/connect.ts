@@ -5,12 +5,14 @@
 // - One account per application: the unique index says so even when two requests race
 //   (connect.account_conflict). The settlement CLABE is re-sealed for the account and shown masked.
 // - A transfer is one transaction: the transfer, one payout (processing) per split to the
-//   sub-merchant's CLABE, the splits that point at them, the ledger entry (fee and one payable per
-//   split), and the payouts' jobs after the commit. `application_fee_minor + Σ splits =
+//   sub-merchant's CLABE, the splits that point at them, the ledger entry (the capture's credits
+//   for the charge taken back, the fee net of IVA plus its IVA, one payable per split:
+//   actors/connect-ledger.ts), and the payouts' jobs after the commit. `application_fee_minor + Σ splits =
 //   charge_amount_minor` is checked first (connect.split_mismatch); that the charge is never split
 //   for more than it captured is checked by the database (trigger connect_transfers_within_captured,
 //   migration 0061), which serializes concurrent transfers of one charge.
 import { randomUUID } from 'node:crypto';
+import type { Account } from '../kernel/accounts.js';
 import type { Sql } from '../kernel/db.js';
 import { hydrateRow, type EntityActor, type EntityRow, type EntityDef, type EntityPlan, type Hydrated, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
@@ -187,6 +189,21 @@ export class Connect {
       if (!a) throw new ApiError('connect.account_not_found', `No connect account ${id} exists for this key.`);
       if (a.status !== 'active') throw new ApiError('connect.account_suspended', `Connect account ${id} is ${a.status}; it takes no transfers.`);
     }
+    // What the charge's capture credited (sales, IVA trasladado, tip): the transfer takes back its
+    // share of exactly that (actors/connect-ledger.ts). Capture entries never change, so they are
+    // read before the transaction.
+    const credits = await sql`
+      select l.account, l.currency, sum(l.amount_minor)::bigint as amount_minor
+        from journal_entries e join journal_lines l on l.entry_id = e.id and l.tenant_id = e.tenant_id
+       where e.tenant_id = ${p.tenantId} and e.livemode = ${p.livemode} and e.kind = 'charge.captured' and e.ref_type = 'attempt'
+         and e.ref_id in (select id from attempts where tenant_id = ${p.tenantId} and payment_intent_id = ${body.payment_intent_id})
+         and l.amount_minor < 0 and l.account not like 'connector_receivable:%'
+       group by l.account, l.currency`;
+    const captureCredits = credits.map((c) => ({ account: c.account as Account, currency: c.currency as string, amountMinor: Number(c.amount_minor) }));
+    const captured = captureCredits.filter((c) => c.currency === body.currency).reduce((s, c) => s - c.amountMinor, 0);
+    if (body.charge_amount_minor > captured) {
+      throw new ApiError('connect.invalid_charge', `charge_amount_minor ${body.charge_amount_minor} exceeds the ${captured} captured for payment intent ${body.payment_intent_id}.`);
+    }
     const at = new Date();
     const transferId = randomUUID();
     const writes: Write[] = [];
@@ -221,7 +238,7 @@ export class Connect {
         ledger: [{
           tenantId: p.tenantId, livemode: p.livemode, kind: 'connect_transfer.split', refType: 'connect_transfer', refId: transferId,
           memo: `split of payment intent ${body.payment_intent_id}`,
-          lines: transferLines(body.currency, body.charge_amount_minor, body.application_fee_minor, body.splits.map((s) => ({ connectAccountId: s.connect_account_id, amountMinor: s.amount_minor }))),
+          lines: transferLines(body.currency, body.charge_amount_minor, body.application_fee_minor, body.splits.map((s) => ({ connectAccountId: s.connect_account_id, amountMinor: s.amount_minor })), captureCredits),
         }],
         jobs,
         response: { status: 201, body: view },

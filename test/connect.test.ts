@@ -82,7 +82,8 @@ t.test('a transfer: fee + splits = charge; each split paid out to the sub-mercha
   const p2 = await a.call('GET', `/v1/payouts/${done.body.splits[1].payout_id}`, { key: ten.testKey });
   t.match(p2.body, { status: 'paid', amount_minor: 2_500, clabe: '072***********1499' });
   const entry = await a.app.deps.sql`select l.account, l.amount_minor from journal_lines l join journal_entries e on e.id = l.entry_id where e.ref_id = ${r.body.id} order by l.id`;
-  t.same(entry.map((l) => [l.account, l.amount_minor]), [['sales', 10_000], ['platform_fee_income', -1_500], [`connect_payable:${acc1}`, -6_000], [`connect_payable:${acc2}`, -2_500]]);
+  // The capture credited sales 8,621 + IVA 1,379 (kernel/ledger.ts captureLines); the fee 1,500 is 1,293 + IVA 207.
+  t.same(entry.map((l) => [l.account, l.amount_minor]), [['sales', 8_621], ['iva_trasladado_cobrado', 1_379], ['platform_fee_income', -1_293], ['iva_trasladado_cobrado', -207], [`connect_payable:${acc1}`, -6_000], [`connect_payable:${acc2}`, -2_500]]);
   const payable = await a.app.deps.sql`
     select l.account, sum(l.amount_minor)::bigint as bal from journal_lines l
      where l.tenant_id = ${ten.id} and l.account like 'connect_payable:%' group by 1 order by 1`;
@@ -90,6 +91,54 @@ t.test('a transfer: fee + splits = charge; each split paid out to the sub-mercha
   const list = await a.call('GET', '/v1/connect/transfers', { key: ten.testKey });
   t.equal(list.body.data[0].id, r.body.id);
   t.equal(list.body.data[0].splits.length, 2);
+});
+
+/** Balances per account of one charge's own entries: its capture(s), refunds and transfers. */
+async function chargeBooks(piId: string): Promise<Record<string, number>> {
+  const rows = await a.app.deps.sql`
+    select l.account, sum(l.amount_minor)::bigint as bal from journal_lines l join journal_entries e on e.id = l.entry_id
+     where e.tenant_id = ${ten.id} and (
+           (e.ref_type = 'attempt' and e.ref_id in (select id from attempts where payment_intent_id = ${piId}))
+        or (e.ref_type = 'refund' and e.ref_id in (select r.id from refunds r join attempts x on x.id = r.attempt_id where x.payment_intent_id = ${piId}))
+        or (e.ref_type = 'connect_transfer' and e.ref_id in (select id from connect_transfers where payment_intent_id = ${piId})))
+     group by 1`;
+  return Object.fromEntries(rows.map((r) => [r.account as string, Number(r.bal)]));
+}
+const sumOf = (b: Record<string, number>) => Object.values(b).reduce((s, x) => s + x, 0);
+
+// Issue 27 (docs/connect.md "Ledger", docs/reports.md "IVA in the books"): the transfer takes back
+// what the capture credited (sale net of IVA and its IVA trasladado), not the gross charge from `sales`.
+t.test('a split of 1,160.00 (fee 116.00): sales back to zero, 208.01 holds only the fee\'s IVA, the payable 1,044.00', async (t) => {
+  const pi = await charge(116_000);
+  const r = await transfer({ payment_intent_id: pi.id, charge_amount_minor: 116_000, application_fee_minor: 11_600, currency: 'MXN', splits: [{ connect_account_id: acc1, amount_minor: 104_400 }] });
+  t.equal(r.status, 201, r.text);
+  const b = await chargeBooks(pi.id);
+  t.equal(b.sales ?? 0, 0, 'the sale is the sub-merchant\'s, not the platform\'s');
+  t.equal(b.iva_trasladado_cobrado, -1_600, 'IVA trasladado: the fee\'s 16.00 only');
+  t.equal(b.iva_trasladado_no_cobrado ?? 0, 0);
+  t.equal(b.platform_fee_income, -10_000, 'fee income net of IVA');
+  t.ok(b[`connect_payable:${acc1}`] === -104_400 || b[`connect_payable:${acc1}`] === 0, 'payable 1,044.00 (settled once its payout is paid)');
+  const [tr] = await a.app.deps.sql`select l.account, l.amount_minor from journal_lines l join journal_entries e on e.id = l.entry_id where e.ref_id = ${r.body.id} and e.kind = 'connect_transfer.split' and l.account = ${'connect_payable:' + acc1}`;
+  t.equal(Number(tr!.amount_minor), -104_400);
+  t.equal(sumOf(b), 0, 'the charge\'s books balance');
+});
+
+t.test('a split after a partial refund: takes back the captured share of what is left', async (t) => {
+  const pi = await charge(116_000);
+  const [att] = await a.app.deps.sql`select id from attempts where payment_intent_id = ${pi.id} and status in ('captured', 'settled')`;
+  const rf = await a.call('POST', '/v1/refunds', { key: ten.testKey, body: { attempt_id: att!.id, amount_minor: 11_600 }, headers: idem() });
+  t.ok([200, 201].includes(rf.status), rf.text);
+  await until(() => a.app.deps.sql`select 1 from journal_entries e join refunds r on r.id = e.ref_id where e.kind = 'refund.succeeded' and r.attempt_id = ${att!.id}`, (x) => x.length > 0);
+  const over = await transfer({ payment_intent_id: pi.id, charge_amount_minor: 116_000, application_fee_minor: 11_600, currency: 'MXN', splits: [{ connect_account_id: acc1, amount_minor: 104_400 }] });
+  t.equal(over.body.error?.code, 'connect.invalid_charge', 'the refunded part cannot be split');
+  const r = await transfer({ payment_intent_id: pi.id, charge_amount_minor: 104_400, application_fee_minor: 10_440, currency: 'MXN', splits: [{ connect_account_id: acc1, amount_minor: 93_960 }] });
+  t.equal(r.status, 201, r.text);
+  const b = await chargeBooks(pi.id);
+  t.equal(b.refunds, 10_000, 'the refund: base 100.00');
+  t.equal((b.sales ?? 0) + b.refunds!, 0, 'sales net of refunds: zero');
+  t.equal(b.iva_trasladado_cobrado, -1_440, 'IVA trasladado: the fee\'s 14.40 only');
+  t.equal(b.platform_fee_income, -9_000);
+  t.equal(sumOf(b), 0);
 });
 
 t.test('a split whose payout fails: the split is failed, the payable stays owed', async (t) => {
