@@ -97,7 +97,7 @@ export class WebhookDelivery {
   startRelay(): Promise<RelayLoop> {
     const { redis, config, log } = this.d;
     return new RelayLoop({
-      relayOnce: (batch) => this.relayOnce(batch),
+      relayOnce: (batch, tenantId) => this.relayOnce(batch, tenantId),
       accepting: () => !this.dispatcher.paused,
       redis,
       prefix: config.redisPrefix,
@@ -126,9 +126,9 @@ export class WebhookDelivery {
 
   // ---- the parts' operations -----------------------------------------------------------------------
 
-  /** Relays up to `batch` committed events (relay.ts); returns how many. */
-  relayOnce(batch = RELAY_BATCH): Promise<number> {
-    return this.relay.relayOnce(batch);
+  /** Relays up to `batch` committed events of `tenantId`, or of the tenants a sweep finds (relay.ts); returns how many. */
+  relayOnce(batch = RELAY_BATCH, tenantId?: string): Promise<number> {
+    return this.relay.relayOnce(batch, tenantId);
   }
 
   /** Claims what is due (claims.ts); in an API process, publishes a wake-up to the workers instead. */

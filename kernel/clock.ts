@@ -68,3 +68,13 @@ export function clockOffsetOfSql(db: Db, alias: string) {
 export function maxClockOffsetMsSql(db: Db) {
   return (db as Sql).unsafe(`greatest(0, (select coalesce(max(offset_ms), 0) from test_clocks))`);
 }
+
+/**
+ * One tenant's test-clock offset (ms, at least 0) as a constant of the statement (an uncorrelated
+ * subquery: the planner can bound an index scan on a due time with it, and under Citus it names the
+ * tenant, so a statement pinned to that tenant stays on its shard). A tagged fragment: make it
+ * with the pool or a postgres.js `begin` transaction, not kernel/db.ts `atomically`'s `tx`.
+ */
+export function tenantClockBoundMsSql(db: Sql, tenantId: string) {
+  return db`greatest(0, coalesce((select offset_ms from test_clocks where tenant_id = ${tenantId}), 0))`;
+}

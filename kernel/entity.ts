@@ -176,8 +176,8 @@ export interface EntityActorDeps {
   timers: Timers;
   log: Logger;
   lockMs: number;
-  /** Called after a commit that wrote outbox events (wakes the webhook relay). */
-  onEvents?: () => void;
+  /** Called after a commit that wrote outbox events, once per tenant whose events it wrote (wakes the webhook relay for that tenant). */
+  onEvents?: (tenantId?: string) => void;
 }
 
 /** A writer whose view was stale: it retries from fresh state (`cause`: what Postgres said). */
@@ -287,7 +287,7 @@ export class EntityActor {
       await this.d.jobs.enqueueAfterCommit(after);
       return;
     }
-    let wroteEvents = false;
+    const wroteEvents = new Set<string>(); // the tenants whose events the step wrote
     await inSpan('postgres transaction', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: `${def.kind}.step` }, () =>
       atomically(sql, async (tx) => {
         const pending: Array<Promise<unknown>> = [];
@@ -303,7 +303,7 @@ export class EntityActor {
           for (const st of steps) {
             this.issue(tx, st, env, after, pending, domain);
             if (st.plan !== plan) after.push(...(st.plan.jobs ?? []));
-            if (st.plan.events?.length) wroteEvents = true;
+            if (st.plan.events?.length) wroteEvents.add(st.row.tenant_id);
           }
           steps = domain.length ? (await this.d.reactions.run(domain, { tx, sql, at: env.at, now: env.now, after: (j) => after.push(j) })).flatMap(carried) : [];
         }
@@ -314,7 +314,7 @@ export class EntityActor {
       }),
       { kind: SpanKind.CLIENT },
     );
-    if (wroteEvents) this.d.onEvents?.();
+    for (const tenantId of wroteEvents) this.d.onEvents?.(tenantId);
     await this.d.jobs.enqueueAfterCommit(after);
   }
 

@@ -28,10 +28,14 @@ export function appendEvent(tx: Db, e: NewEvent) {
 /** The Redis channel on which committing processes wake the relays of the deployment `prefix`. */
 export const relayWakeChannel = (prefix: string) => `${prefix}:outbox:wake`;
 
-/** A relay running in this process: takes a wake-up and says whether it will relay (false: paused). */
-export type LocalRelay = () => boolean;
+/**
+ * A relay running in this process: takes a wake-up (naming the tenant whose events were committed,
+ * or none: look for any) and says whether it will relay (false: paused).
+ */
+export type LocalRelay = (tenantId?: string) => boolean;
 const localRelays = new Map<string, Set<LocalRelay>>();
-const publishing = new Set<string>();
+/** Per prefix, the tenants of this turn's wake-ups to publish ('' = one without a tenant). */
+const publishing = new Map<string, Set<string>>();
 
 /**
  * Wakes the outbox relay at once. Call it right after the COMMIT of a transaction that appended
@@ -41,22 +45,33 @@ const publishing = new Set<string>();
  * Contract: synchronous, never throws, never waits, costs no query. When a relay of `prefix` runs
  * in this process (ROLE=all or worker) and is not paused, it is woken directly and nothing is
  * published; otherwise one PUBLISH on `relayWakeChannel(prefix)` per event-loop turn, whatever the
- * number of calls in it, wakes the workers. Either way the relay coalesces: wake-ups that arrive
- * during a pass cost one more pass, not one each. A lost publish (Redis down) only means the poll
- * relays the events.
+ * number of calls in it, wakes the workers: its message is the turn's tenants, comma-separated
+ * ('' when a call named none). Either way the relay coalesces: wake-ups that arrive during a pass
+ * cost one more pass, not one each. A lost publish (Redis down) only means the poll relays the
+ * events.
+ *
+ * `tenantId`: the tenant whose events the transaction wrote. The relay then relays that tenant's
+ * events only (`where tenant_id = …`: one shard under Citus, docs/scaling.md); without it, the
+ * relay looks for every tenant with unrelayed events (the poll's sweep).
  */
-export function wakeRelay(redis: Pick<RedisClient, 'publish'>, prefix: string): void {
+export function wakeRelay(redis: Pick<RedisClient, 'publish'>, prefix: string, tenantId?: string): void {
   const local = localRelays.get(prefix);
   if (local) {
     let taken = false;
-    for (const relay of local) if (relay()) taken = true;
+    for (const relay of local) if (relay(tenantId)) taken = true;
     if (taken) return;
   }
-  if (publishing.has(prefix)) return;
-  publishing.add(prefix);
+  let turn = publishing.get(prefix);
+  if (turn) {
+    turn.add(tenantId ?? '');
+    return;
+  }
+  publishing.set(prefix, (turn = new Set([tenantId ?? ''])));
   setImmediate(() => {
     publishing.delete(prefix);
-    redis.publish(relayWakeChannel(prefix), '').catch(() => undefined);
+    // One wake-up without a tenant makes the whole message a sweep ('').
+    const message = turn.has('') ? '' : [...turn].join(',');
+    redis.publish(relayWakeChannel(prefix), message).catch(() => undefined);
   });
 }
 

@@ -26,7 +26,7 @@ export interface RuntimeDeps {
   /** Entity lock TTL: longer than the slowest provider call made under it. */
   lockMs: number;
   /** Called after a commit that wrote outbox events. */
-  onEvents?: () => void;
+  onEvents?: (tenantId?: string) => void;
   /** Where each job run (attempt, outcome, error, trace) is recorded for operators (kernel/job-history.ts). */
   jobHistory?: JobHistory;
 }
@@ -63,11 +63,11 @@ export class Runtime {
     this.onEvents = d.onEvents;
     this.jobs = new JobRegistry(d.queues, d.log);
     this.timers = new Timers(d.sql, this.jobs, d.log);
-    this.actor = new EntityActor({ sql: d.sql, locks: d.locks, jobs: this.jobs, reactions: this.reactions, timers: this.timers, log: d.log, lockMs: d.lockMs, onEvents: () => this.onEvents?.() });
+    this.actor = new EntityActor({ sql: d.sql, locks: d.locks, jobs: this.jobs, reactions: this.reactions, timers: this.timers, log: d.log, lockMs: d.lockMs, onEvents: (tenantId) => this.onEvents?.(tenantId) });
   }
 
   /** Called after a commit that wrote outbox events (the webhook relay's wake-up, set by the wiring). */
-  onEvents: (() => void) | undefined;
+  onEvents: ((tenantId?: string) => void) | undefined;
 
   install(...caps: Capability[]): void {
     for (const c of caps) {

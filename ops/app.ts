@@ -88,7 +88,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
   const jobHistory = new JobHistory(redis, config.redisPrefix, { max: 50, ttlSeconds: config.jobHistoryHours * 3600 });
   const runtime = new Runtime({
     sql, queues, locks: new EntityLocks(redis, config.redisPrefix, metrics), log, lockMs: config.entityLockMs, jobHistory,
-    onEvents: () => wakeRelay(redis, config.redisPrefix),
+    onEvents: (tenantId) => wakeRelay(redis, config.redisPrefix, tenantId),
   });
   const actor = runtime.actor;
   const sim = new SimAcquirer(sql, config.publicBaseUrl);

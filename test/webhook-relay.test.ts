@@ -314,3 +314,43 @@ t.test('deliveries: one row per matching endpoint and none for the internal sink
   const mine = ev.body.data.find((e: { event_id: string }) => e.event_id === e2);
   t.equal(mine?.delivered, true, 'delivered once both endpoints answered 2xx');
 });
+
+t.test('per tenant (Citus: FOR UPDATE only in single-shard queries): a wake-up relays its tenant only; the sweep finds every tenant, each in turn', async (t) => {
+  const rx: Receiver = await startReceiver();
+  const a = await startTestApp({ ROLE: 'api', DATABASE_URL: scratch, WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1' });
+  const wd = new WebhookDelivery({ sql: a.app.deps.sql, redis: a.app.deps.redis, config: a.config, log });
+  t.teardown(async () => {
+    await wd.close();
+    await a.stop();
+    await rx.close();
+  });
+  await wd.start('per-tenant');
+  const sql = a.app.deps.sql;
+  // Whatever earlier tests of this file left unrelayed is relayed first.
+  while ((await wd.relayOnce(500)) > 0);
+  const big = await a.newTenant();
+  const small = await a.newTenant();
+  await endpoint(a, big.testKey, `${rx.url}/big`);
+  await endpoint(a, small.testKey, `${rx.url}/small`);
+  for (let i = 0; i < 30; i++) await commitEvent(a, big.id);
+  const smallEvent = await commitEvent(a, small.id);
+  const unrelayed = async (tenantId: string) => Number((await sql`select count(*)::int as n from outbox_events where tenant_id = ${tenantId} and relayed_at is null`)[0].n);
+
+  t.equal(await wd.relayOnce(10, small.id), 1, "the wake-up of the small tenant's commit relays its one event");
+  t.equal(await unrelayed(big.id), 30, "and none of the other tenant's: its statements name the tenant");
+  await rx.waitFor((r) => r.some((x) => x.path === '/small' && x.json.event_id === smallEvent));
+
+  // The big tenant's backlog, relayed by sweeps of 10 events: a third tenant's event committed now
+  // is relayed by the next sweep, not after the whole backlog (one share per tenant per round).
+  t.equal(await wd.relayOnce(10), 10, 'a sweep relays up to its batch');
+  const late = await a.newTenant();
+  await endpoint(a, late.testKey, `${rx.url}/late`);
+  await commitEvent(a, late.id);
+  t.equal(await wd.relayOnce(10), 10, 'the next sweep');
+  t.equal(await unrelayed(late.id), 0, "the late tenant's event went out with it, ahead of the big backlog");
+  t.ok((await unrelayed(big.id)) > 0, 'while the big tenant still has events waiting');
+  while ((await wd.relayOnce(10)) > 0);
+  t.equal(await unrelayed(big.id), 0, 'sweeps relay the rest');
+  await rx.waitFor((r) => r.filter((x) => x.path === '/big').length === 30);
+  t.pass('every event of every tenant delivered');
+});
