@@ -419,7 +419,7 @@ async function matchStatement(tx: Db, p: Scope, statementId: string, toleranceDa
            where x.ref_rule <> 'referencia_numerica' or abs(ol.value_date - (cf.occurred_at at time zone ${BOOK_TZ})::date) <= ${toleranceDays}) c on true),
     -- amount and date only, for lines nothing identifies: the SPEI charges of that amount in the window not matched (nor partial) yet
     by_amount as (
-      select i.line_id, i.credit_minor, b.attempt_id, b.payment_intent_id, b.connector_key, b.fee_minor, b.total_minor,
+      select i.line_id, i.tenant_id, i.credit_minor, b.attempt_id, b.payment_intent_id, b.connector_key, b.fee_minor, b.total_minor,
              count(*) over (partition by i.line_id) as n
         from ident i
         cross join lateral (
@@ -435,12 +435,12 @@ async function matchStatement(tx: Db, p: Scope, statementId: string, toleranceDa
        where i.attempt_id is null),
     -- every candidate in one set; eligible = an exact match whose charge no line holds yet
     cand as (
-      select i.line_id, i.credit_minor, i.attempt_id, i.payment_intent_id, i.connector_key, i.fee_minor, i.total_minor, i.rule, 1 as n,
+      select i.line_id, i.tenant_id, i.credit_minor, i.attempt_id, i.payment_intent_id, i.connector_key, i.fee_minor, i.total_minor, i.rule, 1 as n,
              i.total_minor = i.credit_minor and abs(i.value_date - i.charge_date) <= ${toleranceDays}
                and not exists (select 1 from bank_statement_lines m where m.attempt_id = i.attempt_id and m.tenant_id = ${p.tenantId} and m.match_status = 'matched') as eligible
         from ident i where i.attempt_id is not null
       union all
-      select line_id, credit_minor, attempt_id, payment_intent_id, connector_key, fee_minor, total_minor, 'amount_date', n, false from by_amount),
+      select line_id, tenant_id, credit_minor, attempt_id, payment_intent_id, connector_key, fee_minor, total_minor, 'amount_date', n, false from by_amount),
     -- one line per charge (the first in the file) ...
     per_charge as (
       select c.*, case when c.eligible then row_number() over (partition by c.attempt_id, c.eligible order by c.line_id, c.rule) end as rc from cand c),
@@ -453,26 +453,29 @@ async function matchStatement(tx: Db, p: Scope, statementId: string, toleranceDa
         from per_line c),
     -- a line nothing matched exactly that names a charge with another amount
     part as (
-      select distinct on (r.line_id) r.line_id, r.attempt_id, r.payment_intent_id, r.connector_key, r.fee_minor, r.rule from ranked r
+      select distinct on (r.line_id) r.line_id, r.tenant_id, r.attempt_id, r.payment_intent_id, r.connector_key, r.fee_minor, r.rule from ranked r
        where r.rule <> 'amount_date' and not r.line_won and r.total_minor <> r.credit_minor
        order by r.line_id, r.attempt_id, r.rule),
     -- a line nothing identifies whose amount only one free charge has (lines with a candidate above never get here)
     part_amount as (
-      select distinct on (r.attempt_id) r.line_id, r.attempt_id, r.payment_intent_id, r.connector_key, r.fee_minor, r.rule from ranked r
+      select distinct on (r.attempt_id) r.line_id, r.tenant_id, r.attempt_id, r.payment_intent_id, r.connector_key, r.fee_minor, r.rule from ranked r
        where r.rule = 'amount_date' and r.n = 1 and not r.charge_won
        order by r.attempt_id, r.line_id),
-    upd as (
-      select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'matched' as st, rule from ranked where won
+    -- materialized, and joined to the lines by key columns only (no constant on the lines): the
+    -- lines then look like the whole table, so the planner looks each one up by primary key; with a
+    -- constant (statement_id = …) they looked like one row and were scanned once per line of upd.
+    upd as materialized (
+      select line_id, tenant_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'matched' as st, rule from ranked where won
       union all
-      select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'partial', rule from part
+      select line_id, tenant_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'partial', rule from part
       union all
-      select line_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'partial', rule from part_amount),
+      select line_id, tenant_id, attempt_id, payment_intent_id, connector_key, fee_minor, 'partial', rule from part_amount),
     u as (
       update bank_statement_lines l
          set match_status = upd.st, attempt_id = upd.attempt_id, payment_intent_id = upd.payment_intent_id, matched_at = now(), matched_by = ${by}, match_rule = upd.rule,
              deposit_entry_id = case when upd.st = 'matched' then gen_random_uuid() end
         from upd
-       where l.tenant_id = ${p.tenantId} and l.statement_id = ${statementId} and l.id = upd.line_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)
+       where l.id = upd.line_id and l.tenant_id = upd.tenant_id and (l.match_status <> upd.st or l.attempt_id is distinct from upd.attempt_id)
       returning l.id, l.deposit_entry_id, l.tenant_id, l.livemode, l.payment_intent_id, l.credit_minor, l.currency,
                 ${by !== 'import'} and (select suspense_posted from bank_statements where id = ${statementId} and tenant_id = ${p.tenantId}) as in_suspense, upd.connector_key, upd.fee_minor),
     e as (
