@@ -17,7 +17,7 @@ import { Approvals, type ApprovalRow } from './approvals.js';
 import { randomUUID } from 'node:crypto';
 import { reconciler, staleRows, type Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
-import { LockBusy, hydrateRow, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
+import { LockBusy, hydrateRow, isGuardFailure, type EntityActor, type EntityRow, type EntityDef, type Hydrated, type Plan, type StepEnv, type Write } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import { sealedInRecord, type IdempotencyHandle } from '../kernel/idempotency.js';
 import { defineJob, jobRequest, type JobRequest } from '../kernel/jobs.js';
@@ -35,6 +35,8 @@ import { payoutReturnedLines, payoutSentLines } from './connect-ledger.js';
 import { OutcomeUnknown, settle, type OutboundCall } from '../kernel/outbound.js';
 
 export const PAYOUT_QUEUE = 'payout';
+/** The label of a create's four-eyes guard (orq_expect_rows). */
+const THRESHOLD_GUARD = 'payout approval threshold';
 /** Polls of an accepted, unsettled order: every minute in its first hour, then every 15 minutes. */
 export const POLL_EARLY_MS = 60_000;
 export const POLL_LATE_MS = 15 * 60_000;
@@ -369,10 +371,22 @@ export class Payouts {
   /** The job that executes a new payout (after its commit). */
   executeRequest = (payoutId: string): JobRequest => jobRequest(this.executeJob, { payoutId });
 
+  /**
+   * A payout (201) or, above the tenant's four-eyes threshold, a pending approval (202). The create
+   * carries the threshold check in its own statement (a guard on the tenant's settings as stored
+   * when it runs): a payout under the threshold costs one round trip. A payout the guard holds back
+   * reads the settings and decides as before (the approval, or the create if the threshold changed
+   * in between); a repeat of the Idempotency-Key meets its record either way.
+   */
   async create(p: Principal, body: CreatePayout, idem?: IdempotencyHandle): Promise<{ status: 201 | 202; body: Record<string, unknown> }> {
     const v = validatePayout(body);
     const connectorKey = body.connector_key ?? 'stp';
     const railKey = await this.railKeyFor(p.tenantId, p.livemode, connectorKey);
+    try {
+      return await this.createPayout(p, body, v, connectorKey, railKey, idem, this.underThreshold(p.tenantId, body.amount_minor));
+    } catch (e) {
+      if (!isGuardFailure(e, THRESHOLD_GUARD)) throw e;
+    }
     const [t] = await this.d.sql`select settings from tenants where id = ${p.tenantId}`;
     const threshold = (t?.settings as { payout_approval_threshold_minor?: number | null } | undefined)?.payout_approval_threshold_minor;
     if (this.approvals.needed(body.amount_minor, threshold)) {
@@ -383,6 +397,20 @@ export class Payouts {
       }, idem);
       return { status: 202, body: view };
     }
+    return this.createPayout(p, body, v, connectorKey, railKey, idem);
+  }
+
+  /**
+   * The guard of a create under the four-eyes threshold: the tenant's stored threshold does not hold
+   * this amount (machines/approval.ts needsApproval in SQL: a number threshold below the amount).
+   */
+  private underThreshold(tenantId: string, amountMinor: number) {
+    return this.d.sql`select orq_expect_rows(count(*), ${THRESHOLD_GUARD}) from tenants
+      where id = ${tenantId} and not coalesce(jsonb_typeof(settings->'payout_approval_threshold_minor') = 'number'
+        and ${amountMinor}::numeric > (settings->>'payout_approval_threshold_minor')::numeric, false)`;
+  }
+
+  private async createPayout(p: Principal, body: CreatePayout, v: ReturnType<typeof validatePayout>, connectorKey: string, railKey: 'sim' | 'stp', idem: IdempotencyHandle | undefined, guard?: ReturnType<Payouts['underThreshold']>) {
     const at = new Date();
     const row = this.newRow(p, v, { amountMinor: body.amount_minor, reference: body.reference, connectorKey, railKey, requestedBy: p.keyId, at });
     const view = payoutView(row, v.clabe);
@@ -393,8 +421,8 @@ export class Payouts {
       // The idempotency record keeps the CLABE sealed (as the row does); a replay opens it.
       response: { status: 201, body: { ...view, clabe: sealedInRecord(row.clabe_sealed, clabeContext(row.id)) } },
       result: row,
-    }, { idem, at });
-    return { status: 201, body: view };
+    }, { idem, at, guard });
+    return { status: 201 as const, body: view };
   }
 
   async get(p: Principal, id: string) {

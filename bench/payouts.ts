@@ -4,9 +4,9 @@
 // on the same machine in the same run (bench/confirm-lib.ts is the shared harness).
 //
 // pgbench variants (-M prepared, one scratch database with the app's migrations):
-//   create-sql  the create's two statements: the tenant's settings, then the one statement whose
-//               CTEs write the payout row, its history and the idempotency record (its own
-//               implicit transaction); the denominator of "created per second".
+//   create-sql  the create's one statement: CTEs write the payout row, its history and the
+//               idempotency record and check the tenant's four-eyes threshold (its own implicit
+//               transaction); the denominator of "created per second".
 //   payout-sql  the create, then what the worker sends for it: the hydrate, the fenced
 //               send_started step (row, history), the sim rail's book, the fenced paid step (row,
 //               history, ledger entry and its two lines, outbox event, poll timer cancelled);
@@ -44,10 +44,10 @@ const cleanups: Array<() => Promise<unknown>> = [];
 const tmp = mkdtempSync(join(tmpdir(), 'orq-bench-payouts-'));
 
 // ---- pgbench: the same SQL as the code sends, one payout per script run ---------------------------
-// The create's two statements as the API sends them (captured with pg_stat_statements, bench/cost's
-// payout create phase): the tenant's settings (the four-eyes threshold), then one statement with
-// data-modifying CTEs (its own implicit transaction: payout row, history, idempotency record; the
-// idempotency key is looked up only if this insert meets it, since 4a4496c). The app makes the ids
+// The create's one statement as the API sends it (captured with pg_stat_statements, bench/cost's
+// payout create phase): data-modifying CTEs (its own implicit transaction: payout row, history,
+// idempotency record; the idempotency key is looked up only if this insert meets it, since
+// 4a4496c) and the four-eyes guard on the tenant's settings (a payout under the threshold). The app makes the ids
 // in Node and sends them as parameters; here they derive from pgbench's :n (no extra round trip).
 const PID = `cast(md5('p' || :n) as uuid)`;
 const RECORD = `{"id": "x", "object": "payout", "clabe": {"$sealed": "v1.h06XUHXJBmPgIETbIzL4sm4H/xXBtkV9E1qx3D0nQHcj7DvMzajoUo12m8CAPw==", "context": "payout.51e38c64-6075-45df-88b0-7417d5d4f8c6.clabe"}, "beneficiary_name": "Proveedora del Norte", "amount_minor": 15000, "currency": "MXN", "concepto": "Pago de factura", "reference": "3502666", "status": "processing", "connector_key": "stp", "livemode": false, "created_at": "2026-01-01T00.00.00.000Z"}`; // no colon after a quote-free word: pgbench would read :name as a variable
@@ -55,10 +55,10 @@ const VIEW = RECORD.replace(/"clabe": \{[^}]*\}/, '"clabe_masked": "072*********
 const CREATE = [
   `\\set amount random(100, 1000000)`,
   `\\set n random(1, 1000000000000000)`,
-  `select settings from tenants where id = '${TENANT}';`,
   `with entity as (insert into payouts (id, tenant_id, livemode, status, version, clabe_sealed, clabe_masked, beneficiary_name, beneficiary_rfc, amount_minor, currency, concepto, reference, connector_key, rail_key, order_key, tracking_key, send_started_at, operation_date, sent_at, provider_ref, failure_code, failure_reason, requested_by, approval_id, connect_account_id, paid_at, returned_at, created_at, updated_at) values (${PID}, '${TENANT}', false, 'processing', 0, 'v1.h06XUHXJBmPgIETbIzL4sm4H/xXBtkV9E1qx3D0nQHcj7DvMzajoUo12m8CAPw==', '072***********1499', 'Proveedora del Norte', null, :amount, 'MXN', 'Pago de factura', '3502666', 'stp', 'sim', 'orq_po_' || cast(${PID} as text), 'ORQ' || upper(substr(md5('t' || :n), 1, 25)), null, null, null, null, null, null, 'db56b960-2b2e-4ca4-8003-e51888525e0a', null, null, null, null, now(), now())), ` +
     `history as (insert into entity_history (entity_id, tenant_id, livemode, event, from_status, to_status, data, trace_id, entity_kind) values (${PID}, '${TENANT}', false, 'create', null, 'processing', '{"rail": "sim", "amount_minor": 15000}', null, 'payout')), ` +
-    `idempotency_record as (insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body) values ('${TENANT}', false, cast(md5('k' || :n) as uuid), md5('h' || :n) || md5('i' || :n), 'POST', '/v1/payouts', 201, '${RECORD}')) select 1;`,
+    `idempotency_record as (insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body) values ('${TENANT}', false, cast(md5('k' || :n) as uuid), md5('h' || :n) || md5('i' || :n), 'POST', '/v1/payouts', 201, '${RECORD}')), ` +
+    `guard as (select orq_expect_rows(count(*), 'payout approval threshold') from tenants where id = '${TENANT}' and not coalesce(jsonb_typeof(settings->'payout_approval_threshold_minor') = 'number' and cast(:amount as numeric) > cast(settings->>'payout_approval_threshold_minor' as numeric), false)) select * from guard;`,
 ];
 const EXECUTE = [
   `select p.*, coalesce(tc.offset_ms, 0) as clock_offset_ms from payouts p left join test_clocks tc on tc.tenant_id = p.tenant_id where p.id = ${PID};`,

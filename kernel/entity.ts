@@ -17,6 +17,7 @@
 //   enqueue the same jobs (same ids) from Postgres.
 // docs/architecture.md has the recipe for a new resource.
 import { randomUUID } from 'node:crypto';
+import type postgres from 'postgres';
 import { tenantOffsetMsSql } from './clock.js';
 import { atomically, type Sql } from './db.js';
 import { ApiError } from './errors.js';
@@ -193,6 +194,8 @@ export class LockBusy extends Error {
 }
 
 const isFence = (e: unknown) => (e as { code?: string })?.code === 'OQ409';
+/** A create's guard (EntityActor.create) found no row: `what` is the label it gave orq_expect_rows. */
+export const isGuardFailure = (e: unknown, what: string) => isFence(e) && String((e as { message?: string }).message).includes(`fence: ${what} changed`);
 
 export class EntityActor {
   constructor(private d: EntityActorDeps) {}
@@ -247,13 +250,18 @@ export class EntityActor {
     throw new ApiError(def.busy, `The ${def.kind.replace(/_/g, ' ')} kept changing while this request ran; read it again and retry.`);
   }
 
-  /** Creates an entity: its row and everything the plan holds, in one transaction (no lock: the id is new). */
-  async create<R = unknown>(def: EntityKindDef, scope: Scope, plan: Plan<R>, opts: { idem?: IdempotencyHandle; now?: Date; at?: Date } = {}): Promise<R> {
+  /**
+   * Creates an entity: its row and everything the plan holds, in one transaction (no lock: the id is new).
+   * `guard`: a query of the stored state the creation was decided on, run in the same transaction;
+   * it must answer its row count through `orq_expect_rows` (which aborts everything when 0: an
+   * OQ409 error the caller catches, isGuardFailure), so that a check and the write need one round trip.
+   */
+  async create<R = unknown>(def: EntityKindDef, scope: Scope, plan: Plan<R>, opts: { idem?: IdempotencyHandle; now?: Date; at?: Date; guard?: postgres.PendingQuery<postgres.Row[]> } = {}): Promise<R> {
     if (!plan.create) throw new Error(`create of a ${def.kind} without a row`);
     const row = { tenant_id: scope.tenantId, livemode: scope.livemode, version: 0, ...plan.create } as EntityRow;
     const at = opts.at ?? new Date();
     try {
-      await this.commit(def, row, plan, { at, now: opts.now ?? at, newId: randomUUID }, opts.idem);
+      await this.commit(def, row, plan, { at, now: opts.now ?? at, newId: randomUUID }, opts.idem, opts.guard);
     } catch (e) {
       // A creation has no fresher state to retry from: the caller sees what Postgres said.
       throw e instanceof Fenced ? e.original : e;
@@ -265,7 +273,7 @@ export class EntityActor {
    * The one transaction of a step. Exposed for a command that must write without a state change
    * of its own entity (e.g. a no-op that still records its idempotency answer).
    */
-  private async commit(def: EntityKindDef, row: EntityRow, plan: Plan, env: StepEnv, idem?: IdempotencyHandle): Promise<void> {
+  private async commit(def: EntityKindDef, row: EntityRow, plan: Plan, env: StepEnv, idem?: IdempotencyHandle, guard?: postgres.PendingQuery<postgres.Row[]>): Promise<void> {
     const sql = this.d.sql;
     const creating = !!plan.create;
     const hasWork =
@@ -283,7 +291,7 @@ export class EntityActor {
       await inSpan('postgres statement', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: `${def.kind}.create` }, () => sql`
         with entity as (insert into ${sql(def.table)} ${sql(values(sql, { ...plan.create, tenant_id: row.tenant_id, livemode: row.livemode, version: 0 }))})
         ${hist} ${idem && plan.response ? idempotencyCte(sql, idem, plan.response.status, plan.response.body) : sql``}
-        select 1`, { kind: SpanKind.CLIENT });
+        ${guard ? sql`, guard as (${guard}) select * from guard` : sql`select 1`}`, { kind: SpanKind.CLIENT });
       await this.d.jobs.enqueueAfterCommit(after);
       return;
     }
@@ -291,6 +299,7 @@ export class EntityActor {
     await inSpan('postgres transaction', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: `${def.kind}.step` }, () =>
       atomically(sql, async (tx) => {
         const pending: Array<Promise<unknown>> = [];
+        if (guard) pending.push(tx`${guard}`);
         // The steps of other entities the step carries (plan.also: first, so that the step's own
         // rows may refer to them), the step, then the steps its events' reactions return: each
         // with its own fence, history, timers, events and ledger, in this one transaction.

@@ -240,6 +240,27 @@ t.test('four-eyes above the threshold: 202 pending; a different approver execute
   t.equal((await a.admin('POST', `/admin/tenants/${ten.id}/payout_approvals/${crypto.randomUUID()}/approve`, { approver: 'x' })).body.error.code, 'payout_approval.not_found');
 });
 
+t.test('four-eyes is checked in the create\'s own statement: the threshold as stored then decides, and a held-back create leaves nothing', async (t) => {
+  // Written straight into the tenant's settings (as another process would, with no API call here).
+  const own = await a.newTenant();
+  const mine = (b: object, headers = idem()) => create(b, own.testKey, headers);
+  await a.app.deps.sql`update tenants set settings = settings || '{"payout_approval_threshold_minor": 5000}'::jsonb where id = ${own.id}`;
+  t.equal((await mine(body({ amount_minor: 5_000 }))).status, 201, 'at the threshold');
+  const key = idem();
+  const held = await mine(body({ amount_minor: 5_001 }), key);
+  t.equal(held.status, 202, 'one above: an approval');
+  t.equal(held.body.object, 'payout_approval');
+  const [n] = await a.app.deps.sql`select count(*)::int as n from payouts where tenant_id = ${own.id} and amount_minor = 5001`;
+  t.equal(n.n, 0, 'the guarded create rolled back whole: no payout row');
+  const records = await a.app.deps.sql`select status_code from idempotency_keys where tenant_id = ${own.id} and key = ${key['idempotency-key']}`;
+  t.same(records.map((r) => r.status_code), [202], 'one idempotency record, the approval\'s');
+  t.equal((await mine(body({ amount_minor: 5_001 }), key)).body.id, held.body.id, 'a repeat replays the approval');
+  await a.app.deps.sql`update tenants set settings = settings || '{"payout_approval_threshold_minor": null}'::jsonb where id = ${own.id}`;
+  t.equal((await mine(body({ amount_minor: 9_000_000 }))).status, 201, 'a null threshold holds nothing');
+  await a.app.deps.sql`update tenants set settings = settings - 'payout_approval_threshold_minor' where id = ${own.id}`;
+  t.equal((await mine(body({ amount_minor: 9_000_000 }))).status, 201, 'no threshold holds nothing');
+});
+
 t.test('list: default 100, clamped to 500; read; not_found for other tenants and modes', async (t) => {
   const l = await a.call('GET', '/v1/payouts?limit=100000', { key: ten.testKey });
   t.equal(l.status, 200);
