@@ -9,7 +9,7 @@
 // (partial), 10% name nothing (unmatched). The 500 KiB file uses other charges than the 5 MiB one.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,9 +20,13 @@ const o = parseOptions<Record<string, number | boolean | string | undefined>>(pr
   charges: { type: 'number', default: 100_000, min: 1000, max: 1_000_000, help: 'stored SPEI charges' },
   write: { type: 'boolean', default: false, help: 'append the results to bench/RESULTS.md' },
   keep: { type: 'boolean', default: false, help: 'keep the scratch database (to look at the plans)' },
+  json: { type: 'string', help: 'write the headline figures as JSON here (what ops/bench.mjs --baseline compares)' },
 }, 'npm run bench:reconciliation -- [options]');
 const CHARGES = o.charges as number;
 const root = join(here, '..', '..');
+// The API under test: this tree's, or the baseline's build under ops/bench.mjs --baseline (the same
+// bench code seeds and measures both).
+const appRoot = process.env.BENCH_APP_ROOT ?? root;
 const DB = `orq_recon_bench_${randomBytes(3).toString('hex')}`;
 const ADMIN = `adm_bench_${randomBytes(12).toString('hex')}`;
 const PREFIX = `orq_bench_recon_${randomBytes(3).toString('hex')}`;
@@ -56,8 +60,8 @@ function memOf(pid: number): { hwmKb: number; rssKb: number } {
 }
 
 async function startApi(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(root, 'dist', 'ops', 'main.js')], {
-    cwd: root,
+  const child = spawn(process.execPath, [join(appRoot, 'dist', 'ops', 'main.js')], {
+    cwd: appRoot,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
       ...process.env,
@@ -109,6 +113,7 @@ async function main() {
   let api = await startApi(port); // creates and migrates the scratch database
   const sql = createSql(dbUrl(DB), 2);
   const results: Array<Array<string | number>> = [];
+  const headline: Record<string, { value: number; better: 'higher' | 'lower'; unit: string }> = {};
   try {
     const t = await httpJson(port, 'POST', '/admin/tenants', { 'x-admin-key': ADMIN, 'content-type': 'application/json' }, '{"name":"Bench Recon"}');
     const tenant = t.body.id as string;
@@ -150,6 +155,8 @@ async function main() {
       const after = memOf(api.pid!);
       if (r.status !== 201) throw new Error(`import ${label}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
       console.log(`${label}: ${lines} lines in ${secs.toFixed(2)} s; matched ${r.body.matched}, partial ${r.body.partial}, unmatched ${r.body.unmatched}; API VmHWM ${before.hwmKb} → ${after.hwmKb} kB`);
+      headline[`${label} import`] = { value: secs, better: 'lower', unit: 's' };
+      headline[`${label} lines/s`] = { value: lines / secs, better: 'higher', unit: '/s' };
       results.push([label, file.length, lines, fmt(secs, 2), fmt(lines / secs), `${r.body.matched} / ${r.body.partial} / ${r.body.unmatched}`, fmt(before.hwmKb / 1024, 1), fmt(after.hwmKb / 1024, 1), fmt((after.hwmKb - before.rssKb) / 1024, 1)]);
     }
     // A 50 MiB upload (chunked, no Content-Length) in a fresh process: refused past the cap, its
@@ -201,6 +208,7 @@ async function main() {
   ].join('\n');
   console.log(out);
   if (o.write) appendFileSync(join(root, 'bench', 'RESULTS.md'), out);
+  if (o.json) writeFileSync(o.json as string, JSON.stringify({ machine: m, source: sources, appRoot, headline }, null, 2) + '\n');
 }
 
 main().catch((e) => {
