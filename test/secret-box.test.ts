@@ -2,7 +2,9 @@
 // SECRETS_KEY or generated once into STATE_DIR.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import fs, { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseSecretsKey, resolveSecretBox, SecretBox } from '../ops/secret-box.js';
@@ -33,4 +35,37 @@ t.test('the key: SECRETS_KEY (base64 or hex), else generated once into STATE_DIR
   t.equal(second.open(first.seal('s', 'c'), 'c'), 's', 'the same key at the next start');
   t.equal(statSync(join(dir, 'secrets-key.json')).mode & 0o777, 0o600);
   t.match(JSON.parse(readFileSync(join(dir, 'secrets-key.json'), 'utf8')), { secrets_key: String });
+});
+
+// Processes of one deployment starting together on a new STATE_DIR (npm start -- --api 2 --workers 2)
+// must all get the one key. Deterministic: the first process's file write is split into its two
+// halves (create, then write the bytes), and a whole second process starts in between, as the
+// scheduler can arrange (the bench saw it: a worker died at boot with "Unexpected end of JSON input").
+t.test('a process starting while another is writing the key file gets the same key', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'orq-sb-race-'));
+  const mod = new URL('../ops/secret-box.js', import.meta.url).href;
+  const second = `const { resolveSecretBox } = await import(${JSON.stringify(mod)});
+    process.stdout.write(resolveSecretBox({ stateDir: process.argv[1] }).digest('probe', 'test'));`;
+  let other: ReturnType<typeof spawnSync> | undefined;
+  const original = fs.writeFileSync;
+  fs.writeFileSync = ((file: fs.PathOrFileDescriptor, data: string | NodeJS.ArrayBufferView, opts?: fs.WriteFileOptions) => {
+    if (other || typeof file !== 'string' || !file.startsWith(dir)) return original(file, data, opts);
+    const o = typeof opts === 'object' && opts ? opts : {};
+    original(file, '', { ...o }); // the create (flag wx, mode 0600) ...
+    other = spawnSync(process.execPath, ['--input-type=module', '-e', second, dir], { encoding: 'utf8' });
+    return original(file, data, { ...o, flag: 'w' }); // ... then the bytes
+  }) as typeof fs.writeFileSync;
+  syncBuiltinESMExports();
+  let mine: SecretBox;
+  try {
+    mine = resolveSecretBox({ stateDir: dir });
+  } finally {
+    fs.writeFileSync = original;
+    syncBuiltinESMExports();
+  }
+  t.ok(other, 'the second process ran while the first was writing');
+  t.equal(other!.status, 0, `the second process started (${String(other!.stderr).split('\n').find((l) => /Error/.test(l)) ?? ''})`);
+  t.equal(other!.stdout, mine.digest('probe', 'test'), 'both have the one key');
+  t.same(readdirSync(dir), ['secrets-key.json'], 'no file of a process of its own left behind');
+  t.equal(resolveSecretBox({ stateDir: dir }).digest('probe', 'test'), mine.digest('probe', 'test'), 'and the next start reads it');
 });
