@@ -130,7 +130,10 @@ async function main(): Promise<number> {
       );
       return ids.slice(0, n);
     };
-    const pending = async () => Number((await sql`select count(*)::int as n from attempts where status = 'pending'`)[0].n);
+    // Before a measured rate the app must be idle: the worker's attempts done and the relay caught up
+    // with the events of the intents created for it (else relaying them falls inside the window).
+    const pending = async () =>
+      Number((await sql`select (select count(*) from attempts where status = 'pending') + (select count(*) from outbox_events where relayed_at is null) as n`)[0].n);
     const drain = async () => {
       const t0 = Date.now();
       while ((await pending()) > 0 && Date.now() - t0 < 60_000) await sleep(200);
