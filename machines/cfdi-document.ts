@@ -24,35 +24,45 @@ export type CfdiDocumentEvent =
 /** `stamped`, `cancelled`: the actor names them by kind (`invoice_payment.*`, `credit_note.*`). */
 export type CfdiDocumentEffect = 'stamped' | 'cancelled';
 
-export const cfdiDocumentMachine = setup({
-  types: { events: {} as CfdiDocumentEvent },
-  actions: {
-    emit: (_: unknown, _p: { event: CfdiDocumentEffect }) => {},
-  },
-}).createMachine({
-  id: 'cfdi_document',
-  initial: 'pending',
-  states: {
-    pending: {
-      on: {
-        'pac.stamped': { target: 'stamped', actions: [{ type: 'emit', params: { event: 'stamped' } }] },
-        'pac.rejected': { target: 'error' },
-        'pac.not_stamped': { target: 'error' },
-      },
+/**
+ * The life of a CFDI at SAT, one chart for every kind (the invoice's, machines/invoice.ts, and a REP's or
+ * credit note's): `effects` names what each kind emits on stamping, on a refused stamp (an invoice
+ * says `invoice.failed`; a related document nothing) and on cancellation.
+ */
+export function cfdiLifecycle<E extends string>(id: string, effects: { stamped: E; failed?: E; cancelled: E }) {
+  const emit = (event: E | undefined) => (event ? [{ type: 'emit' as const, params: { event } }] : []);
+  return setup({
+    types: { events: {} as CfdiDocumentEvent },
+    actions: {
+      emit: (_: unknown, _p: { event: E }) => {},
     },
-    stamped: {
-      on: {
-        'pac.cancelled': { target: 'cancelled', actions: [{ type: 'emit', params: { event: 'cancelled' } }] },
-        'pac.cancel_pending': { target: 'cancel_pending' },
+  }).createMachine({
+    id,
+    initial: 'pending',
+    states: {
+      pending: {
+        on: {
+          'pac.stamped': { target: 'stamped', actions: emit(effects.stamped) },
+          'pac.rejected': { target: 'error', actions: emit(effects.failed) },
+          'pac.not_stamped': { target: 'error', actions: emit(effects.failed) },
+        },
       },
-    },
-    cancel_pending: {
-      on: {
-        'pac.cancelled': { target: 'cancelled', actions: [{ type: 'emit', params: { event: 'cancelled' } }] },
-        'pac.cancel_rejected': { target: 'stamped' },
+      stamped: {
+        on: {
+          'pac.cancelled': { target: 'cancelled', actions: emit(effects.cancelled) },
+          'pac.cancel_pending': { target: 'cancel_pending' },
+        },
       },
+      cancel_pending: {
+        on: {
+          'pac.cancelled': { target: 'cancelled', actions: emit(effects.cancelled) },
+          'pac.cancel_rejected': { target: 'stamped' },
+        },
+      },
+      error: { type: 'final' },
+      cancelled: { type: 'final' },
     },
-    error: { type: 'final' },
-    cancelled: { type: 'final' },
-  },
-});
+  });
+}
+
+export const cfdiDocumentMachine = cfdiLifecycle<CfdiDocumentEffect>('cfdi_document', { stamped: 'stamped', cancelled: 'cancelled' });

@@ -10,50 +10,14 @@
 // `pending` is live (it blocks another invoice for the charge) while the PAC's answer is unknown;
 // `error` is final and not live. Payment complements and credit notes do not move the invoice's
 // state: they are their own CFDIs, recorded with the invoice's version as fence.
-import { setup } from 'xstate';
+import { cfdiLifecycle, type CfdiDocumentEvent } from './cfdi-document.js';
 
 export type InvoiceStatus = 'pending' | 'stamped' | 'error' | 'cancel_pending' | 'cancelled';
 export const LIVE_INVOICE_STATUSES: readonly InvoiceStatus[] = ['pending', 'stamped', 'cancel_pending'];
 
-export type InvoiceEvent =
-  | { type: 'pac.stamped' }
-  | { type: 'pac.rejected' }
-  | { type: 'pac.not_stamped' }
-  | { type: 'pac.cancelled' }
-  | { type: 'pac.cancel_pending' }
-  | { type: 'pac.cancel_rejected' };
+/** The PAC's answers: the same for every CFDI (machines/cfdi-document.ts has the one chart). */
+export type InvoiceEvent = CfdiDocumentEvent;
 
 export type InvoiceEffect = 'invoice.stamped' | 'invoice.failed' | 'invoice.cancelled';
 
-export const invoiceMachine = setup({
-  types: { events: {} as InvoiceEvent },
-  actions: {
-    emit: (_: unknown, _p: { event: InvoiceEffect }) => {},
-  },
-}).createMachine({
-  id: 'invoice',
-  initial: 'pending',
-  states: {
-    pending: {
-      on: {
-        'pac.stamped': { target: 'stamped', actions: [{ type: 'emit', params: { event: 'invoice.stamped' } }] },
-        'pac.rejected': { target: 'error', actions: [{ type: 'emit', params: { event: 'invoice.failed' } }] },
-        'pac.not_stamped': { target: 'error', actions: [{ type: 'emit', params: { event: 'invoice.failed' } }] },
-      },
-    },
-    stamped: {
-      on: {
-        'pac.cancelled': { target: 'cancelled', actions: [{ type: 'emit', params: { event: 'invoice.cancelled' } }] },
-        'pac.cancel_pending': { target: 'cancel_pending' },
-      },
-    },
-    cancel_pending: {
-      on: {
-        'pac.cancelled': { target: 'cancelled', actions: [{ type: 'emit', params: { event: 'invoice.cancelled' } }] },
-        'pac.cancel_rejected': { target: 'stamped' },
-      },
-    },
-    error: { type: 'final' },
-    cancelled: { type: 'final' },
-  },
-});
+export const invoiceMachine = cfdiLifecycle<InvoiceEffect>('invoice', { stamped: 'invoice.stamped', failed: 'invoice.failed', cancelled: 'invoice.cancelled' });
