@@ -79,3 +79,29 @@ t.test("0153: the console's four-eyes decisions move into approvals with their i
     await admin.end();
   }
 });
+
+t.test('0177: the payment path carries no foreign key to tenants; tenants are never deleted; the composite keys to the intent stay', async (t) => {
+  const url = testConfig().databaseUrl;
+  await ensureDatabase(url);
+  const sql = createSql(url, 2);
+  t.teardown(() => sql.end());
+  await migrate(sql);
+  const fks = await sql<{ child: string; name: string }[]>`
+    select conrelid::regclass::text as child, conname as name from pg_constraint
+    where contype = 'f' and confrelid = 'tenants'::regclass
+      and conrelid::regclass::text in ('attempts', 'routing_decisions', 'outbox_events', 'idempotency_keys', 'journal_entries', 'payment_intents')
+    order by 1`;
+  t.same(fks.map((f) => f.child), ['payment_intents'], 'only payment_intents keeps its key to tenants (the anchor of the chain)');
+  const ten = crypto.randomUUID();
+  await sql`insert into tenants (id, name) values (${ten}, 'Nunca Borrada SA')`;
+  await t.rejects(sql`delete from tenants where id = ${ten}`, { code: '23001', message: /tenants are never deleted/ });
+  await t.rejects(sql`delete from tenants where false`, { code: '23001' }, 'refused even when it would match nothing');
+  t.equal((await sql`select 1 from tenants where id = ${ten}`).length, 1, 'the tenant is still there');
+  const keys = await sql<{ def: string }[]>`
+    select pg_get_constraintdef(oid) as def from pg_constraint where conname in ('attempts_payment_intent_id_fkey', 'routing_decisions_payment_intent_id_fkey', 'payment_intent_history_payment_intent_id_fkey') order by conname`;
+  t.same(keys.map((k) => k.def), [
+    'FOREIGN KEY (payment_intent_id, tenant_id) REFERENCES payment_intents(id, tenant_id)',
+    'FOREIGN KEY (payment_intent_id, tenant_id) REFERENCES payment_intents(id, tenant_id)',
+    'FOREIGN KEY (payment_intent_id, tenant_id) REFERENCES payment_intents(id, tenant_id)',
+  ], 'attempts, history and routing decisions stay tied to their intent and its tenant');
+});
