@@ -910,6 +910,18 @@ export class Invoices {
 
   capability(): Capability {
     const sql = this.sql;
+    // The invoices with a document (the invoice itself, a REP or a credit note) in `status` that no
+    // job has touched lately: the PAC's answer to ask for again.
+    // The status is written into the SQL, not bound, so the tables' partial indexes on it are used.
+    const invoicesWith = async (status: 'pending' | 'cancel_pending') => {
+      const s = sql.unsafe(`'${status}'`);
+      const rows = await sql`
+        select id from invoices where status = ${s} and ${untouchedSql(sql)}
+        union select invoice_id from invoice_payments where status = ${s} and ${untouchedSql(sql)}
+        union select invoice_id from credit_notes where status = ${s} and ${untouchedSql(sql)}
+        limit 1000`;
+      return rows.map((r) => r.id as string);
+    };
     return {
       name: 'invoices',
       queues: { [INVOICE_QUEUE]: 1 },
@@ -917,25 +929,11 @@ export class Invoices {
       reconcilers: [
         {
           name: 'invoices waiting for a lost PAC answer',
-          run: async () => {
-            const rows = await sql`
-              select id from invoices where status = 'pending' and ${untouchedSql(sql)}
-              union select invoice_id from invoice_payments where status = 'pending' and ${untouchedSql(sql)}
-              union select invoice_id from credit_notes where status = 'pending' and ${untouchedSql(sql)}
-              limit 1000`;
-            return rows.map((r) => jobRequest(this.resolveJob, { invoiceId: r.id as string }));
-          },
+          run: async () => (await invoicesWith('pending')).map((invoiceId) => jobRequest(this.resolveJob, { invoiceId })),
         },
         {
           name: 'cancellations waiting for the receptor (SAT "en proceso")',
-          run: async () => {
-            const rows = await sql`
-              select id from invoices where status = 'cancel_pending' and ${untouchedSql(sql)}
-              union select invoice_id from invoice_payments where status = 'cancel_pending' and ${untouchedSql(sql)}
-              union select invoice_id from credit_notes where status = 'cancel_pending' and ${untouchedSql(sql)}
-              limit 1000`;
-            return rows.map((r) => jobRequest(this.cancelFollowJob, { invoiceId: r.id as string }));
-          },
+          run: async () => (await invoicesWith('cancel_pending')).map((invoiceId) => jobRequest(this.cancelFollowJob, { invoiceId })),
         },
       ],
     };
