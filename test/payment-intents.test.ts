@@ -502,3 +502,82 @@ t.test('no null fields and no secrets leak in payment intent answers', async (t)
   const stored = await a.app.deps.sql`select payment_token from attempts where payment_intent_id = ${pi.id}`;
   t.equal(stored[0].payment_token, null, 'the single-use token is dropped once the attempt is settled');
 });
+
+// Confirm, capture and cancel look the Idempotency-Key up at commit (route option idempotencyLookup:
+// 'at_commit', one query less per confirm): a repeat runs the command again and is answered with the
+// stored response when the intent moved on (refused before the commit) or when the commit fails on
+// the record (the intent is confirmable again after a soft decline). The promises of spec: Errors >
+// Idempotency hold as with a lookup first.
+t.test('confirm, capture, cancel look the key up at commit: replay, reuse, no second attempt', async (t) => {
+  const sql = a.app.deps.sql;
+  const attempts = async (id: string) => (await sql`select count(*)::int as n from attempts where payment_intent_id = ${id}`)[0].n as number;
+
+  const own = await a.newTenant();
+  const mk = async () => (await a.call('POST', '/v1/payment_intents', { key: own.testKey, body: { amount_minor: 5000, currency: 'MXN' }, headers: idem() })).body;
+  const postOwn = (path: string, key: string, body?: object) => a.call('POST', path, { key: own.testKey, body, headers: { 'idempotency-key': key } });
+  const okBody = { payment_token: 'tok_sim_ok', payment_method: 'card' };
+
+  // A repeat after the intent moved on: refused before its commit, answered with the stored response.
+  const ok = await mk();
+  const okKey = crypto.randomUUID();
+  const c1 = await postOwn(`/v1/payment_intents/${ok.id}/confirm`, okKey, okBody);
+  t.same([c1.status, c1.headers.get('idempotency-replayed')], [200, null]);
+  await waitStatus(ok.id, 'succeeded', own.testKey);
+  const c2 = await postOwn(`/v1/payment_intents/${ok.id}/confirm`, okKey, okBody);
+  t.same([c2.status, c2.headers.get('idempotency-replayed'), c2.text], [200, 'true', c1.text], 'replayed after success, byte for byte');
+  const reused = await postOwn(`/v1/payment_intents/${ok.id}/confirm`, okKey, { ...okBody, payment_token: 'tok_sim_auth' });
+  t.same([reused.status, reused.body.error?.code], [422, 'idempotency_key_reused'], 'same key, other body');
+  const fresh = await postOwn(`/v1/payment_intents/${ok.id}/confirm`, crypto.randomUUID(), okBody);
+  t.same([fresh.status, fresh.body.error?.code], [409, 'payment_intent.not_confirmable'], 'a new key is refused as before');
+  t.equal(await attempts(ok.id), 1, 'one attempt');
+
+  // Cancel: the repeat of a cancel is a replay (the stored answer), a new key the no-op 200.
+  const c = await mk();
+  const cKey = crypto.randomUUID();
+  const k1 = await postOwn(`/v1/payment_intents/${c.id}/cancel`, cKey);
+  t.same([k1.status, k1.body.status], [200, 'canceled']);
+  const k2 = await postOwn(`/v1/payment_intents/${c.id}/cancel`, cKey);
+  t.same([k2.status, k2.headers.get('idempotency-replayed'), k2.text], [200, 'true', k1.text]);
+  const k3 = await postOwn(`/v1/payment_intents/${c.id}/cancel`, crypto.randomUUID());
+  t.same([k3.status, k3.headers.get('idempotency-replayed'), k3.body.status], [200, null, 'canceled'], 'a new key: the no-op 200');
+
+  // Capture asked for twice with one key: replayed, one capture.
+  const m = await mk();
+  t.equal((await postOwn(`/v1/payment_intents/${m.id}/confirm`, crypto.randomUUID(), { payment_token: 'tok_sim_auth', payment_method: 'card' })).status, 200);
+  await waitAttempt(m.id, 'authorized', own.testKey);
+  const capKey = crypto.randomUUID();
+  const p1 = await postOwn(`/v1/payment_intents/${m.id}/capture`, capKey);
+  t.equal(p1.status, 200);
+  const p2 = await postOwn(`/v1/payment_intents/${m.id}/capture`, capKey);
+  t.same([p2.status, p2.headers.get('idempotency-replayed'), p2.text], [200, 'true', p1.text]);
+  await waitStatus(m.id, 'succeeded', own.testKey);
+
+  // A confirm held for review (the intent waits in requires_confirmation, a confirm is refused while
+  // the review is pending): the repeat is refused before its commit and answered with the stored review.
+  t.equal((await a.admin('POST', `/admin/tenants/${own.id}/risk_rules`, { field: 'payment_method', operator: 'eq', value: 'oxxo', action: 'review' })).status, 201);
+  const held = await mk();
+  const heldKey = crypto.randomUUID();
+  const h1 = await postOwn(`/v1/payment_intents/${held.id}/confirm`, heldKey, { payment_token: 'x', payment_method: 'oxxo' });
+  t.same([h1.status, h1.body.object], [200, 'risk_review']);
+  const h2 = await postOwn(`/v1/payment_intents/${held.id}/confirm`, heldKey, { payment_token: 'x', payment_method: 'oxxo' });
+  t.same([h2.status, h2.headers.get('idempotency-replayed'), h2.text], [200, 'true', h1.text], 'requires_confirmation: replayed');
+  t.equal((await sql`select count(*)::int as n from risk_reviews where payment_intent_id = ${held.id}`)[0].n, 1, 'one review');
+  t.equal(await attempts(held.id), 0, 'no attempt');
+
+  // Concurrent repeats of a confirm with the Redis key lock lost: one attempt, every 200 the same answer.
+  const r = await mk();
+  const rKey = crypto.randomUUID();
+  const idemStore = a.app.deps.idempotency as unknown as { redis: { set: (...args: unknown[]) => Promise<string> } };
+  const realSet = idemStore.redis.set.bind(idemStore.redis);
+  idemStore.redis.set = async (...args: unknown[]) => (String(args[0]).includes(':idem:') ? 'OK' : realSet(...args));
+  try {
+    const race = await Promise.all(Array.from({ length: 5 }, () => postOwn(`/v1/payment_intents/${r.id}/confirm`, rKey, okBody)));
+    t.equal(await attempts(r.id), 1, 'lock lost: one attempt');
+    const answered = race.filter((x) => x.status === 200);
+    t.ok(answered.length >= 1, 'the winner answered');
+    t.equal(new Set(answered.map((x) => x.text)).size, 1, 'every 200 is the same answer');
+    for (const x of race) t.ok(x.status === 200 || (x.status === 409 && x.body.error.code === 'payment_intent.concurrent_modification'), `status ${x.status} ${x.body.error?.code ?? ''}`);
+  } finally {
+    idemStore.redis.set = realSet;
+  }
+});

@@ -72,6 +72,11 @@ export const paymentIntentRoutes = [
     auth: 'api_key',
     scope: 'payments:write',
     idempotency: 'required',
+    // The confirm reads (terminal, saved card, routing table, risk rules) and commits one transaction
+    // that holds the idempotency record; the provider is called by the worker after it. A repeat
+    // finds the intent past confirm (refused before its commit) or fails on the record: either way
+    // it is answered with the stored response (api/edge/idempotency.ts), one query less per confirm.
+    idempotencyLookup: 'at_commit',
     body: confirmBody,
     notFound: 'payment_intent.not_found',
     summary: 'Confirm: create an attempt and send it to the provider',
@@ -97,6 +102,8 @@ export const paymentIntentRoutes = [
     auth: 'api_key',
     scope: 'payments:write',
     idempotency: 'required',
+    // One transaction holding the idempotency record, nothing sent before it (the void or capture job runs after): as confirm.
+    idempotencyLookup: 'at_commit',
     notFound: 'payment_intent.not_found',
     summary: 'Capture an authorized attempt',
     description: 'The intent stays `processing` until the provider confirms the capture; then it is `succeeded`.',
@@ -111,6 +118,8 @@ export const paymentIntentRoutes = [
     auth: 'api_key',
     scope: 'payments:write',
     idempotency: 'required',
+    // One transaction holding the idempotency record, nothing sent before it (the void or capture job runs after): as confirm.
+    idempotencyLookup: 'at_commit',
     notFound: 'payment_intent.not_found',
     summary: 'Cancel a payment intent',
     description: 'Allowed in requires_payment_method, requires_confirmation, requires_action, and processing with an authorized attempt (the authorization is voided). Cancel of a canceled intent is a no-op 200. Otherwise 409 `payment_intent.cancel_conflict`.',
