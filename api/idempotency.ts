@@ -5,7 +5,8 @@
 // record without its effect. Its primary key (tenant, mode, key) makes a second effect impossible:
 // a concurrent twin's commit fails and that request replays the winner's response.
 // Redis holds a short lock per key, only so that a twin arriving while the first is running gets
-// 409 idempotency_key_in_progress at once instead of doing the work and rolling it back.
+// 409 idempotency_key_in_progress at once instead of doing the work and rolling it back. A request
+// that committed its record leaves its lock to expire (Begin.release): a repeat then replays the record.
 // Only responses of committed effects are stored; a request that failed (4xx/5xx) may be retried
 // with the same key and runs again.
 import type { RedisClient } from '../kernel/redis.js';
@@ -30,7 +31,13 @@ export function parseIdempotencyKey(raw: string | undefined, required: boolean):
   return raw.trim().toLowerCase();
 }
 
-export type Begin = { replay: Reply } | { handle: IdempotencyHandle; release: () => Promise<void> };
+/**
+ * `release(committed)`: the request is done. The key's marker is deleted, unless the request
+ * committed its record (`committed`): then it is left to expire (lockMs). A repeat meanwhile
+ * fails the marker's SET NX, looks the record up and replays it, as it would after a release;
+ * the delete was one Redis round trip per successful request for nothing.
+ */
+export type Begin = { replay: Reply } | { handle: IdempotencyHandle; release: (committed?: boolean) => Promise<void> };
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
@@ -73,7 +80,8 @@ export class Idempotency {
     const handle: IdempotencyHandle = { tenantId: p.tenantId, livemode: p.livemode, key, requestHash: hash, method, path };
     return {
       handle,
-      release: async () => {
+      release: async (committed = false) => {
+        if (committed && handle.written) return;
         await (this.redis as unknown as { orqIdemRelease(k: string, v: string): Promise<number> }).orqIdemRelease(lockKey, requestId);
       },
     };

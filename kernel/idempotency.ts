@@ -13,6 +13,12 @@ export interface IdempotencyHandle {
   readonly requestHash: string;
   readonly method: string;
   readonly path: string;
+  /**
+   * Set when a command put the record in its transaction (saveIdempotent, idempotencyCte). If the
+   * command then answers (its transaction committed), the edge leaves the key's Redis marker to
+   * expire instead of deleting it: a repeat finds the marker, looks the record up and replays it.
+   */
+  written?: boolean;
 }
 
 export function requestHash(method: string, path: string, body: unknown): string {
@@ -39,6 +45,7 @@ type RowHelper = (row: object, ...columns: readonly string[]) => never;
  */
 export function saveIdempotent(tx: Db, h: IdempotencyHandle | undefined, status: number, body: unknown): Promise<unknown> {
   if (!h) return Promise.resolve();
+  h.written = true;
   // the idempotency record of this request; commits or rolls back with its effect
   return tx`insert into idempotency_keys ${(tx as unknown as RowHelper)(recordRow(h, status, body), ...RECORD_COLUMNS)}`;
 }
@@ -49,6 +56,7 @@ export function saveIdempotent(tx: Db, h: IdempotencyHandle | undefined, status:
  */
 export function idempotencyCte(sql: Sql, h: IdempotencyHandle | undefined, status: number, body: unknown) {
   if (!h) return sql``;
+  h.written = true;
   return sql`, idempotency_record as (insert into idempotency_keys ${(sql as unknown as RowHelper)(recordRow(h, status, body), ...RECORD_COLUMNS)})`;
 }
 

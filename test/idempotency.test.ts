@@ -54,8 +54,28 @@ t.test('idempotency', async (t) => {
     t.equal(bad.status, 400);
     const rows = await a.app.deps.sql`select 1 from idempotency_keys where tenant_id = ${ten.id} and key = ${key}`;
     t.equal(rows.length, 0, 'no record without effect');
+    const marker = `${a.config.redisPrefix}:idem:${ten.id}:test:${key}`;
+    t.equal(await a.app.deps.redis.exists(marker), 0, 'the failed request deleted its marker: the retry may run at once');
     const good = await a.call('POST', '/v1/customers', { key: ten.testKey, body: { email: 'ana@example.com' }, headers: { 'idempotency-key': key } });
     t.equal(good.status, 201);
+  });
+
+  // A request that committed its record leaves the key's Redis marker to expire (one round trip less
+  // per request, api/idempotency.ts Begin): a repeat fails the marker, finds the record and replays it,
+  // on a lookup-first route and on a lookup-at-commit one.
+  t.test('a committed request leaves its marker to expire; repeats still replay', async (t) => {
+    for (const [path, body] of [['/v1/customers', { name: 'Kept' }], ['/v1/payment_intents', { amount_minor: 700, currency: 'MXN' }]] as const) {
+      const key = crypto.randomUUID();
+      const marker = `${a.config.redisPrefix}:idem:${ten.id}:test:${key}`;
+      const first = await a.call('POST', path, { key: ten.testKey, body, headers: { 'idempotency-key': key } });
+      t.equal(first.status, 201);
+      const ttl = await a.app.deps.redis.pttl(marker);
+      t.ok(ttl > 0 && ttl <= 60_000, `${path}: the marker stays until it expires (pttl ${ttl})`);
+      const again = await a.call('POST', path, { key: ten.testKey, body, headers: { 'idempotency-key': key } });
+      t.same([again.status, again.headers.get('idempotency-replayed'), again.text], [201, 'true', first.text], `${path}: replayed`);
+      const other = await a.call('POST', path, { key: ten.testKey, body: { ...body, metadata: { x: '1' } }, headers: { 'idempotency-key': key } });
+      t.same([other.status, other.body.error?.code], [422, 'idempotency_key_reused'], `${path}: another body is still refused`);
+    }
   });
 
   t.test('the record commits with the effect', async (t) => {

@@ -22,8 +22,12 @@ export async function runIdempotent(x: IdempotentRequest, deps: EdgeDeps, key: s
     return begun.replay;
   }
   x.idem = begun.handle;
+  let answered = false;
   try {
-    return await x.c.def.handler(x);
+    const reply = await x.c.def.handler(x);
+    // The handler answered after its commit: a record it wrote is in Postgres (see Begin.release).
+    answered = reply.status < 400;
+    return reply;
   } catch (e) {
     // A concurrent twin with the same key committed first: our effect rolled back; replay theirs.
     // (With idempotencyLookup 'at_commit' this is also how any repeat of the key is answered.)
@@ -40,6 +44,6 @@ export async function runIdempotent(x: IdempotentRequest, deps: EdgeDeps, key: s
     }
     throw e;
   } finally {
-    await begun.release().catch((e) => deps.log.warn('idempotency lock release failed', { requestId: x.requestId, err: e }));
+    await begun.release(answered).catch((e) => deps.log.warn('idempotency lock release failed', { requestId: x.requestId, err: e }));
   }
 }
