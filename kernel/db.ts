@@ -96,11 +96,14 @@ export async function atomically<T>(sql: Sql, build: (tx: Sql) => Promise<T> | T
       if (sqlState(e) === IN_FAILED_TX) throw errors.find((x) => sqlState(x) !== IN_FAILED_TX) ?? e;
       throw e;
     }
-    const commit = conn`commit`;
+    // COMMIT goes out now, behind the statements, in the same flight (postgres.js queries are lazy:
+    // one not started here would wait for every result first, a second round trip per transaction).
+    // After a failed statement Postgres answers it with ROLLBACK; the statement's error is the cause.
+    const committing = conn`commit`.then(() => undefined, (e: unknown) => e as Error);
     const errors = (await Promise.all(settled)).filter((e): e is Error => e !== undefined);
     // The first failure is the cause; the statements after it only report the aborted transaction.
     const cause = errors.find((e) => sqlState(e) !== IN_FAILED_TX) ?? errors[0];
-    const committed = await commit.then(() => undefined, (e: unknown) => e as Error);
+    const committed = await committing;
     if (cause) throw cause;
     if (committed) throw committed;
     return result;

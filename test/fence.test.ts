@@ -37,6 +37,34 @@ t.test('atomically: every statement commits together, results readable afterward
   t.same(await rows(), ['1:one', '2:two']);
 });
 
+// The flight: BEGIN, the statements and COMMIT leave in one socket write (one round trip). The
+// COMMIT of postgres.js is lazy: not started until the statements' results were read, it cost a
+// second write and a second round trip per transaction (found 2026-11-27 with strace; bench/RESULTS.md).
+t.test('atomically: BEGIN, the statements and COMMIT go out in one write', async (t) => {
+  const { Socket } = await import('node:net');
+  const postgres = (await import('postgres')).default;
+  const one = postgres(a.config.databaseUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => one.end());
+  await one`select 1`; // connected and idle before counting
+  const write = Socket.prototype.write;
+  let writes = 0;
+  Socket.prototype.write = function (this: InstanceType<typeof Socket>, ...args: unknown[]) {
+    writes++;
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof write;
+  try {
+    await atomically(one, (tx) => {
+      tx`insert into ${tx(table)} (id, note) values (50, 'fifty')`;
+      tx`insert into ${tx(table)} (id, note) values (51, 'fifty-one')`;
+    });
+  } finally {
+    Socket.prototype.write = write;
+  }
+  t.equal(writes, 1, 'one write: begin, two inserts and commit');
+  t.same((await rows()).filter((r) => r.startsWith('5')), ['50:fifty', '51:fifty-one']);
+  await a.app.deps.sql.unsafe(`delete from ${table} where id in (50, 51)`);
+});
+
 t.test('atomically: a failing statement undoes the statements before it and is the error thrown', async (t) => {
   const sql = a.app.deps.sql;
   await t.rejects(
