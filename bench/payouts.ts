@@ -31,6 +31,7 @@ const o = parseOptions<Record<string, number | boolean | string | undefined>>(pr
   connections: { type: 'number', default: 64, min: 1, max: 512, help: 'autocannon connections and pgbench clients' },
   'pgbench-duration': { type: 'number', default: 10, min: 1, max: 120, help: 'pgbench -T per variant' },
   'worker-concurrency': { type: 'number', default: 16, min: 1, max: 1000, help: 'WORKER_CONCURRENCY of the worker' },
+  'api-pool': { type: 'number', default: 0, min: 0, max: 1000, help: "DATABASE_POOL_MAX of the api process (0: as many as --connections, pgbench's clients; the worker keeps the default)" },
   'max-wait': { type: 'number', default: 600, min: 0, max: 3600, help: 'seconds to wait for a quiet machine' },
   json: { type: 'string', help: 'write the results as JSON here' },
   'pgbench-scripts': { type: 'string', help: 'only write the pgbench scripts into this directory (to read or run them) and exit' },
@@ -38,6 +39,7 @@ const o = parseOptions<Record<string, number | boolean | string | undefined>>(pr
 }, 'npm run bench:payouts -- [options]');
 const D = o.duration as number;
 const C = o.connections as number;
+const apiPool = (o['api-pool'] as number) || C;
 const TENANT = '7e4a0c1e-0000-4000-8000-0000000b0075';
 const children = new Children('bench/payouts');
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -129,7 +131,9 @@ async function app() {
     ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: dbUrl(name), REDIS_PREFIX: prefix, ADMIN_KEY: adminKey, PORT: '0',
     SECRETS_KEY: randomBytes(32).toString('base64'), RATE_LIMIT_V1_PER_MIN: '1000000000', SEED_DEMO_TENANT: 'false', WORKER_CONCURRENCY: String(o['worker-concurrency']),
   };
-  const api = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
+  // The api gets as many Postgres connections as pgbench has clients (like for like: a create holds
+  // its connection until its commit is flushed); a build before DATABASE_POOL_MAX ignores it (20).
+  const api = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', DATABASE_POOL_MAX: String(apiPool), STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
   const worker = await children.start<{ pid: number }>('worker', appBench('confirm-app.js'), { env: { ...env, ROLE: 'worker', STATE_DIR: mkdtempSync(join(tmp, 'worker-')) } });
   let base = `http://127.0.0.1:${api.info.port}`;
   const { key } = await benchTenant(base, adminKey, 'bench');
@@ -222,7 +226,7 @@ try {
   ];
   const per = (n: number) => fmt(n / Math.max(1, a.alone.created), 2);
   const report = [
-    `bench/payouts ${new Date().toISOString()} (${C} connections, ${D} s; commit ${sourceInfo().commit}${quiet.warning ? `; ${quiet.warning}` : ''})`,
+    `bench/payouts ${new Date().toISOString()} (${C} connections, api DATABASE_POOL_MAX ${apiPool}, ${D} s; commit ${sourceInfo().commit}${quiet.warning ? `; ${quiet.warning}` : ''})`,
     mdTable(['', 'Orquesta /s', 'pgbench same SQL tps', 'ratio', 'p99 ms (HTTP)', 'p99 ms (pgbench)'], rows),
     `HTTP statuses ${JSON.stringify(a.statuses)}; create p50 ${fmt(a.p50, 1)} ms; backlog after the load ${a.backlog} payouts, drained in ${fmt(a.drainS, 1)} s.`,
     mdTable(['CPU (app run)', 'api', 'worker', 'postgres', 'redis', 'bench', 'other', 'machine busy', 'steal'], [['% of one core', ...a.cpu]]),

@@ -70,7 +70,7 @@ export function createRedis(config: Config): RedisClient {
 
 export async function startApp(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningApp> {
   await ensureDatabase(config.databaseUrl);
-  const sql: Sql = createSql(config.databaseUrl, 20);
+  const sql: Sql = createSql(config.databaseUrl, config.databasePoolMax);
   const readSql: Sql = config.replicaDatabaseUrl ? createSql(config.replicaDatabaseUrl, 10) : sql;
   const migrationsApplied = await migrate(sql);
   if (migrationsApplied.length) log.info('migrations applied', { migrations: migrationsApplied });

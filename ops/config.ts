@@ -10,6 +10,13 @@ export interface Config {
   readonly host: string;
   readonly databaseUrl: string;
   readonly replicaDatabaseUrl?: string;
+  /**
+   * DATABASE_POOL_MAX: Postgres connections of each process's primary pool (default 20). Each
+   * request or job holds one for its statement or transaction; a write waits for its commit's WAL
+   * flush while holding it, so commit-bound writes (creates) go as far as connections × flushes/s.
+   * API + workers processes × this must stay under the server's max_connections (docs/operations.md).
+   */
+  readonly databasePoolMax: number;
   readonly redisUrl: string;
   /** REDIS_CLUSTER_NODES (`host:port,…`): a Redis Cluster instead of REDIS_URL's single Redis (kernel/redis.ts). */
   readonly redisClusterNodes: readonly string[];
@@ -96,6 +103,7 @@ const schema = {
     host: { type: 'string', minLength: 1 },
     databaseUrl: { type: 'string', pattern: '^postgres(ql)?://' },
     replicaDatabaseUrl: { type: 'string', pattern: '^postgres(ql)?://' },
+    databasePoolMax: { type: 'integer', minimum: 1, maximum: 1000 },
     redisUrl: { type: 'string', pattern: '^rediss?://' },
     banner: { type: 'boolean' },
     redisClusterNodes: { type: 'array', items: { type: 'string', pattern: '^(\\[[0-9a-fA-F:]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$' } },
@@ -202,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     databaseUrl: opt(env, 'DATABASE_URL') ?? `postgres://postgres@127.0.0.1:5432/${nodeEnv === 'test' ? 'orquesta_test' : 'orquesta'}`,
     replicaDatabaseUrl: opt(env, 'REPLICA_DATABASE_URL'),
+    databasePoolMax: int(env, 'DATABASE_POOL_MAX', 20),
     redisUrl: opt(env, 'REDIS_URL') ?? 'redis://127.0.0.1:6379/0',
     redisClusterNodes: list(env, 'REDIS_CLUSTER_NODES'),
     banner: opt(env, 'ORQ_BANNER') !== 'off',

@@ -13,6 +13,7 @@ t.test('defaults (decisions.md §1)', async (t) => {
   t.equal(c.role, 'all');
   t.same(c.webhookAllowHttpHosts, []);
   t.equal(c.bodyLimitBytes, 1024 * 1024);
+  t.equal(c.databasePoolMax, 20);
   t.ok(Object.isFrozen(c));
   t.ok(Object.isFrozen(c.trustedProxies));
 });
@@ -29,6 +30,8 @@ t.test('env overrides, validated', async (t) => {
   t.throws(() => loadConfig({ RATE_LIMIT_V1_PER_MIN: '0' }), ConfigError);
   t.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /databaseUrl/);
   t.throws(() => loadConfig({ ADMIN_KEY: 'short' }), /adminKey/);
+  t.equal(loadConfig({ DATABASE_POOL_MAX: '64' }).databasePoolMax, 64);
+  t.throws(() => loadConfig({ DATABASE_POOL_MAX: '0' }), /databasePoolMax/);
 });
 
 t.test('redaction', async (t) => {
