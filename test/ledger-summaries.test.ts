@@ -129,7 +129,7 @@ t.test('lines on an entry of a closed month, or naming another tenant, are refus
   const entry = await sql.begin((tx) => postEntry(tx, { tenantId: tenant, livemode: false, kind: 'adjustment', refType: 'test', refId: randomUUID(), lines: [{ account: 'cash' as Account, currency: 'MXN', amountMinor: 5 }, { account: 'sales', currency: 'MXN', amountMinor: -5 }] }));
   await t.rejects(
     sql`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (${entry}, ${other}, false, 'cash', 'MXN', 1), (${entry}, ${other}, false, 'sales', 'MXN', -1)`,
-    // the foreign key (entry_id, tenant_id) of migration 0160 refuses it before the trigger's own check
+    // the key (entry_id, tenant_id) of migration 0160 (checked by the trigger itself since 0179, same code and name) refuses it before the tenant/mode check
     { code: '23503', message: /journal_lines_entry_id_fkey/ },
     'another tenant than the entry',
   );
