@@ -1,8 +1,8 @@
 // Migration 0179: the journal lines' foreign key to their entry is checked by the statement trigger
 // journal_lines_summarize (the key journal_lines_entry_id_fkey is dropped), TRUNCATE of the ledger is
-// refused (entries are append-only, so existence at insert is the key's whole guarantee), the
-// accounting date trigger reads the test clock and the last close in one query, and the attempts'
-// card fingerprint and funding come from one trigger. Behaviour kept: the refusal's class (23503)
+// refused (entries are append-only, so existence at insert is the key's whole guarantee), and the
+// attempts' card fingerprint and funding come from one trigger. The accounting date (test clock,
+// closed period) is checked unchanged beside them. Behaviour kept: the refusal's class (23503)
 // and constraint name, the dates (test clock, closed period carried), the card columns.
 import t from 'tap';
 import { createHash, randomUUID } from 'node:crypto';

@@ -24,21 +24,21 @@
 --    test/ledger-summaries named the constraint in the error it expects; the message and the error's
 --    constraint field still name it.
 --
--- 2. journal_entry_accounting_date reads the test clock's offset and the last closed period in one
---    query after the book's lock, instead of the offset before the lock and the close after it. The
---    lock stays a statement of its own before the read (READ COMMITTED takes a snapshot per statement:
---    a close that committed while this posting waited is visible to the read that follows). The
---    offset is read only when the entry has no occurred_at and is in test mode, as before. Same
---    results and messages. (The offset is now read after waiting for the lock rather than before:
---    a test clock advanced while the posting waited for a close now moves it, as it would have had
---    the posting come a moment later.)
---
--- 3. attempts_card_fingerprint and attempts_card_funding (two BEFORE INSERT FOR EACH ROW triggers on
+-- 2. attempts_card_fingerprint and attempts_card_funding (two BEFORE INSERT FOR EACH ROW triggers on
 --    attempts, 0050 and 0122) become one trigger, attempts_card, whose function does both with the
 --    same rules (they set different columns and read none the other sets, so their order never
 --    mattered). The two old functions are dropped (nothing else calls them).
 --
--- Measured: see bench/RESULTS.md, "Issue 26, fourth session: entry checks (0179)".
+-- Measured and not kept: journal_entry_accounting_date reading the test clock's offset and the last
+-- close in one statement after the lock (two scalar subqueries) instead of two: one nested statement
+-- fewer per payment, but no less time (20,000 entry inserts in one backend, 12 interleaved rounds:
+-- 29.86 us min / 31.09 median per insert against 29.69 / 31.38 with the two statements): the
+-- one-statement form pays for its two subplans what the second executor start-up cost.
+--
+-- Measured (bench/RESULTS.md, "Issue 26, fourth session: entry checks (0179)"): 6 nested statements
+-- fewer per payment (the key's checks) and ~28 buffers fewer; the insert of a capture's 6 lines
+-- 578 -> 542 us min, 689 -> 640 median (one backend, 5,000 entries x 12 interleaved rounds); an
+-- attempts insert 45.2 -> 44.3 us min, 50.1 -> 47.7 median (20,000 inserts x 12 rounds).
 
 alter table journal_lines drop constraint journal_lines_entry_id_fkey;
 
@@ -151,40 +151,6 @@ begin
          credit_minor = d.credit_minor + excluded.credit_minor,
          line_count = d.line_count + excluded.line_count;
   return null;
-end $function$;
-
-CREATE OR REPLACE FUNCTION public.journal_entry_accounting_date()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-declare
-  clock boolean;
-  off bigint;
-  d date;
-  last_closed date;
-begin
-  -- The check below must see a close that committed while this posting waited for the lock.
-  if current_setting('transaction_isolation') <> 'read committed' then
-    raise exception 'ledger postings must run in READ COMMITTED (this transaction is %): a period close committed after its snapshot would be invisible to it',
-      current_setting('transaction_isolation') using errcode = '25001';
-  end if;
-  clock := new.occurred_at is null and not new.livemode;
-  perform pg_advisory_xact_lock_shared(orq_book_lock_key(new.tenant_id, new.livemode));
-  -- one statement after the lock: the test clock (test mode, no occurred_at given) and the last close
-  select (select t.offset_ms from test_clocks t where clock and t.tenant_id = new.tenant_id),
-         (select max(c.period) from ledger_period_closes c where c.tenant_id = new.tenant_id and c.livemode = new.livemode)
-    into off, last_closed;
-  if new.occurred_at is null then
-    new.occurred_at := now() + make_interval(secs => coalesce(off, 0) / 1000.0);
-  end if;
-  d := (new.occurred_at at time zone 'America/Mexico_City')::date;
-  new.carried_from := null;
-  if last_closed is not null and d < (last_closed + interval '1 month')::date then
-    new.carried_from := d;
-    d := (last_closed + interval '1 month')::date;
-  end if;
-  new.accounting_date := d;
-  return new;
 end $function$;
 
 create or replace function attempts_card() returns trigger language plpgsql as $$
