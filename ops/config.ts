@@ -262,7 +262,12 @@ export function loadConfig(env: Env = process.env): Config {
   const ajv = new Ajv({ allErrors: true });
   const validate = ajv.compile(schema);
   if (!validate(draft)) {
-    const msg = (validate.errors ?? []).map((e) => `${e.instancePath.slice(1) || 'config'} ${e.message}`).join('; ');
+    // Name the environment variable a person set (DATABASE_POOL_MAX), beside the setting's name.
+    const named = (prop: string) => {
+      const variable = prop.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+      return prop && env[variable] !== undefined ? `${variable} (${prop})` : prop || 'config';
+    };
+    const msg = (validate.errors ?? []).map((e) => `${named(e.instancePath.slice(1))} ${e.message}`).join('; ');
     throw new ConfigError(`invalid configuration: ${msg}`);
   }
   const frozen = draft as unknown as Config;

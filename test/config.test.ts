@@ -32,6 +32,7 @@ t.test('env overrides, validated', async (t) => {
   t.throws(() => loadConfig({ ADMIN_KEY: 'short' }), /adminKey/);
   t.equal(loadConfig({ DATABASE_POOL_MAX: '64' }).databasePoolMax, 64);
   t.throws(() => loadConfig({ DATABASE_POOL_MAX: '0' }), /databasePoolMax/);
+  t.throws(() => loadConfig({ DATABASE_POOL_MAX: '0' }), /^invalid configuration: DATABASE_POOL_MAX \(databasePoolMax\) must be >= 1$/, 'the error names the variable that was set');
 });
 
 t.test('redaction', async (t) => {
