@@ -518,13 +518,27 @@ t.test('confirm, capture, cancel look the key up at commit: replay, reuse, no se
   const okBody = { payment_token: 'tok_sim_ok', payment_method: 'card' };
 
   // A repeat after the intent moved on: refused before its commit, answered with the stored response.
+  // The first confirm looks nothing up (the query this route option saves); only the repeat does.
+  const store = a.app.deps.idempotency as unknown as { lookup: (...args: unknown[]) => Promise<unknown> };
+  const realLookup = store.lookup;
+  let lookups = 0;
+  store.lookup = function (this: unknown, ...args: unknown[]) {
+    lookups++;
+    return realLookup.apply(this, args);
+  };
+  t.teardown(() => {
+    store.lookup = realLookup;
+  });
   const ok = await mk();
   const okKey = crypto.randomUUID();
+  lookups = 0;
   const c1 = await postOwn(`/v1/payment_intents/${ok.id}/confirm`, okKey, okBody);
   t.same([c1.status, c1.headers.get('idempotency-replayed')], [200, null]);
+  t.equal(lookups, 0, 'the first confirm made no idempotency lookup');
   await waitStatus(ok.id, 'succeeded', own.testKey);
   const c2 = await postOwn(`/v1/payment_intents/${ok.id}/confirm`, okKey, okBody);
   t.same([c2.status, c2.headers.get('idempotency-replayed'), c2.text], [200, 'true', c1.text], 'replayed after success, byte for byte');
+  t.ok(lookups >= 1, 'the repeat looked the record up');
   const reused = await postOwn(`/v1/payment_intents/${ok.id}/confirm`, okKey, { ...okBody, payment_token: 'tok_sim_auth' });
   t.same([reused.status, reused.body.error?.code], [422, 'idempotency_key_reused'], 'same key, other body');
   const fresh = await postOwn(`/v1/payment_intents/${ok.id}/confirm`, crypto.randomUUID(), okBody);
