@@ -7,19 +7,15 @@
 // pass, and the summaries stay equal to the lines.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { createSql, type Db, type Sql } from '../kernel/db.js';
-import { migrate } from '../ops/migrate.js';
+import type { Db, Sql } from '../kernel/db.js';
 import { postEntry } from '../kernel/ledger.js';
 import type { Account } from '../kernel/accounts.js';
-import { testConfig } from './helpers/app.js';
+import { migratedDb } from './helpers/db.js';
 
 let sql: Sql;
 let tenant: string;
 t.before(async () => {
-  sql = createSql(testConfig().databaseUrl, 4);
-  await migrate(sql);
-  tenant = randomUUID();
-  await sql`insert into tenants (id, name) values (${tenant}, 'ledger-balance')`;
+  ({ sql, tenant } = await migratedDb('ledger-balance'));
 });
 t.teardown(() => sql.end());
 

@@ -6,17 +6,13 @@
 // and constraint name, the dates (test clock, closed period carried), the card columns.
 import t from 'tap';
 import { createHash, randomUUID } from 'node:crypto';
-import { createSql, type Sql } from '../kernel/db.js';
-import { migrate } from '../ops/migrate.js';
-import { testConfig } from './helpers/app.js';
+import type { Sql } from '../kernel/db.js';
+import { migratedDb } from './helpers/db.js';
 
 let sql: Sql;
 let tenant: string;
 t.before(async () => {
-  sql = createSql(testConfig().databaseUrl, 4);
-  await migrate(sql);
-  tenant = randomUUID();
-  await sql`insert into tenants (id, name) values (${tenant}, 'ledger-entry-checks')`;
+  ({ sql, tenant } = await migratedDb('ledger-entry-checks'));
 });
 t.teardown(() => sql.end());
 
