@@ -128,7 +128,9 @@ if (why) {
     await until(() => a.call('GET', `/v1/payment_intents/${held.body.id}`, { key }), (r) => r.body.status === 'requires_action');
     await page.getByLabel('Comercio').fill(ten.id);
     await page.getByRole('button', { name: 'Ver reglas' }).click();
-    await page.getByRole('cell', { name: 'payment_method eq "oxxo"' }).waitFor();
+    // exact: the pending reviews above list every tenant's (other tests share this database), and their
+    // rule cells read 'payment_method eq "oxxo" → review'; this tenant's rules table reads the rule alone.
+    await page.getByRole('cell', { name: 'payment_method eq "oxxo"', exact: true }).waitFor();
     await page.getByLabel('Campo').selectOption('amount_minor');
     await page.getByLabel('Operador').selectOption('gte');
     await page.getByLabel('Valor').fill('9000000');

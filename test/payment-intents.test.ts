@@ -577,6 +577,8 @@ t.test('confirm, capture, cancel look the key up at commit: replay, reuse, no se
   t.same([h2.status, h2.headers.get('idempotency-replayed'), h2.text], [200, 'true', h1.text], 'requires_confirmation: replayed');
   t.equal((await sql`select count(*)::int as n from risk_reviews where payment_intent_id = ${held.id}`)[0].n, 1, 'one review');
   t.equal(await attempts(held.id), 0, 'no attempt');
+  // Leave no review pending: the operator console lists every tenant's, and other test files share the database.
+  t.equal((await a.admin('POST', `/admin/tenants/${own.id}/risk_reviews/${h1.body.id}/reject`)).status, 200);
 
   // Concurrent repeats of a confirm with the Redis key lock lost: one attempt, every 200 the same answer.
   const r = await mk();
