@@ -19,7 +19,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { ApiError } from '../kernel/errors.js';
 import type { Capability } from '../kernel/capability.js';
 import type { Db, Sql } from '../kernel/db.js';
-import { postEntry, type Line } from '../kernel/ledger.js';
+import { postEntry, summarizeBook, type Line } from '../kernel/ledger.js';
 import type { Principal } from '../kernel/principal.js';
 import { parseStatement, PRESETS, StatementParseError, type Mapping, type ParsedStatement, type Preset } from '../formats/bank-statements.js';
 import { SUCCEEDED_BY, type SucceededBy } from './payment-intent-plan.js';
@@ -159,13 +159,14 @@ export function lineView(r: Row) {
 
 /**
  * The succeeded SPEI charges of a tenant whose day (America/Mexico_City, the tenant's clock) is in
- * [start, end] (cash_facts: one row per captured charge; the range on occurred_at uses its index).
+ * [start, end] (cash_facts_now: one row per captured charge, summarized or pending (migration 0180); the
+ * range on occurred_at uses cash_facts' index).
  * `tenant`, `livemode`, `start`, `end` are SQL fragments (columns of the outer query or values).
  */
 const speiChargesOfPeriod = (sql: Sql, tenant: ReturnType<Sql>, livemode: ReturnType<Sql>, start: ReturnType<Sql>, end: ReturnType<Sql>) => sql`
   select cf.attempt_id, cf.payment_intent_id, cf.amount_minor + cf.tip_minor as total_minor, cf.currency,
          cf.occurred_at, cf.entry_id, cf.tenant_id, cf.livemode
-    from cash_facts cf
+    from cash_facts_now cf
    where cf.tenant_id = ${tenant} and cf.livemode = ${livemode} and cf.currency = 'MXN'
      and cf.occurred_at >= (${start}::date::timestamp at time zone ${BOOK_TZ}) and cf.occurred_at < ((${end}::date + 1)::timestamp at time zone ${BOOK_TZ})
      and cf.kind = 'charge' and cf.method = 'spei'`;
@@ -264,7 +265,9 @@ export async function reconciliation(deps: { sql: Sql }, p: Scope, id: string, q
       from bank_statement_lines l
       left join payment_intents pi on pi.id = l.payment_intent_id and pi.tenant_id = l.tenant_id
       left join attempts a on a.id = l.attempt_id and a.tenant_id = l.tenant_id
-      left join cash_facts cf on cf.kind = 'charge' and cf.source_id = l.attempt_id and cf.tenant_id = l.tenant_id
+      -- per line, by key in each arm of the view (OFFSET 0: flattened, the join would read every fact of the tenant)
+      left join lateral (select cf.occurred_at, cf.entry_id from cash_facts_now cf
+                          where cf.kind = 'charge' and cf.source_id = l.attempt_id and cf.tenant_id = l.tenant_id offset 0) cf on true
       left join lateral (select i.id, i.uuid_fiscal, i.status from invoices i
                           where i.payment_intent_id = l.payment_intent_id and i.tenant_id = l.tenant_id and i.livemode = l.livemode
                           order by (i.status = 'stamped') desc, i.created_at desc limit 1) inv on true
@@ -524,10 +527,15 @@ export function fingerprints(lines: { valueDate: string; description: string; re
 /**
  * The book's locks in the order a charge's transaction takes them: the ledger's (shared, as every
  * posting does; migration 0050) then reconciliation's (exclusive here). The same order everywhere
- * means a period close waiting between them cannot make a cycle.
+ * means a period close waiting between them cannot make a cycle. Then the book's pending summaries
+ * are written (migration 0180), so that the matching finds every charge committed before it in
+ * cash_facts by its indexes (the matching reads the table, not cash_facts_now).
  */
 export const lockBook = (tx: Db, p: Scope) =>
-  tx`select pg_advisory_xact_lock_shared(orq_book_lock_key(${p.tenantId}, ${p.livemode})), pg_advisory_xact_lock(orq_bank_recon_lock_key(${p.tenantId}, ${p.livemode}))`;
+  Promise.all([
+    tx`select pg_advisory_xact_lock_shared(orq_book_lock_key(${p.tenantId}, ${p.livemode})), pg_advisory_xact_lock(orq_bank_recon_lock_key(${p.tenantId}, ${p.livemode}))`,
+    summarizeBook(tx, p.tenantId, p.livemode),
+  ]);
 
 /** POST /v1/bank_statements: 201 with the new statement, or 200 with the stored one (`already_imported`). */
 export async function importStatement(deps: { sql: Sql }, p: Scope, input: ImportInput): Promise<{ status: number; body: ReturnType<typeof statementView> }> {

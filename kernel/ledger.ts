@@ -2,7 +2,7 @@
 // (checked here, and enforced by the database at commit), never updated or deleted.
 import { accounts, type Account } from './accounts.js';
 import { randomUUID } from 'node:crypto';
-import type { Db } from './db.js';
+import type { Db, Sql } from './db.js';
 
 export interface Line {
   /** A name of the chart of accounts (kernel/accounts.ts). */
@@ -53,6 +53,37 @@ export function postEntry(tx: Db, e: EntryInput): Promise<string> {
       insert into journal_lines ${(tx as unknown as (r: unknown, ...cols: string[]) => never)(rows, 'entry_id', 'tenant_id', 'livemode', 'account', 'currency', 'amount_minor')}`);
   }
   return Promise.all(written).then(() => id);
+}
+
+/**
+ * The reports' summaries (cash_facts, ledger_daily) are not written in the posting's transaction: the
+ * lines' trigger lists the entry in ledger_pending, and these write the summaries of pending entries
+ * and delete them in one transaction (migration 0180). Readers that need the summaries exact read the
+ * views cash_facts_now and ledger_daily_now (table + pending, one snapshot), or summarize the book
+ * first inside their own transaction (summarizeBook) and then read the tables by their indexes.
+ */
+export const SUMMARY_BATCH = 1000;
+
+/** One batch: up to `limit` pending entries of any book, skipping rows another summarizer holds. Resolves to how many. */
+export async function summarizePending(sql: Sql, limit = SUMMARY_BATCH): Promise<number> {
+  const [r] = await sql`select ledger_summarize(${limit}::int) as n`;
+  return Number(r.n);
+}
+
+/** Batches until the list is empty or `maxBatches` ran (the maintenance job, every second). */
+export async function summarizeAll(sql: Sql, maxBatches = 50): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const n = await summarizePending(sql);
+    total += n;
+    if (n < SUMMARY_BATCH) break;
+  }
+  return total;
+}
+
+/** Every pending entry of one book, waiting for rows another summarizer holds (inside the caller's transaction). */
+export function summarizeBook(tx: Db, tenantId: string, livemode: boolean) {
+  return tx`select ledger_summarize(2147483647, ${tenantId}::uuid, ${livemode}::boolean)`;
 }
 
 /**

@@ -1,11 +1,16 @@
 // Housekeeping jobs of the service itself, as a capability (one run at a time across all workers):
 // idempotency records past their retention are pruned every hour; every minute the revoked-keys set
-// the rate limiter reads is healed from Postgres (a release's notice lost in a crash: api/auth.ts).
+// the rate limiter reads is healed from Postgres (a release's notice lost in a crash: api/auth.ts);
+// every second the reports' summaries of new ledger entries are written (kernel/ledger.ts).
 import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { pruneIdempotency } from '../kernel/idempotency.js';
+import { summarizeAll } from '../kernel/ledger.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
+
+/** How often the worker writes the reports' pending summaries (kernel/ledger.ts summarizeAll). */
+export const LEDGER_SUMMARY_EVERY_MS = 1000;
 
 export function maintenanceCapability(d: { sql: Sql; log: Logger; retentionHours: number; healRevokedKeys(): Promise<number> }): Capability {
   const prune = defineJob<{ retentionHours: number }>({
@@ -32,12 +37,23 @@ export function maintenanceCapability(d: { sql: Sql; log: Logger; retentionHours
       return { healed: n };
     },
   });
+  // The reports' summaries of the entries posted since the last run (migration 0180); readers are
+  // exact meanwhile (the *_now views), so this only keeps the pending list short.
+  const summarize = defineJob<Record<string, never>>({
+    queue: 'maintenance',
+    name: 'summarize-ledger',
+    shape: {},
+    id: () => 'summarize-ledger',
+    shardKey: () => 'summarize-ledger',
+    run: async () => ({ summarized: await summarizeAll(d.sql) }),
+  });
   return {
     name: 'maintenance',
-    jobs: [prune, heal],
+    jobs: [prune, heal, summarize],
     schedules: [
       { name: 'prune-idempotency', everyMs: 3600_000, job: jobRequest(prune, { retentionHours: d.retentionHours }) },
       { name: 'heal-revoked-keys', everyMs: 60_000, job: jobRequest(heal, {}) },
+      { name: 'summarize-ledger', everyMs: LEDGER_SUMMARY_EVERY_MS, job: jobRequest(summarize, {}) },
     ],
   };
 }

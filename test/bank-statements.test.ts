@@ -344,7 +344,7 @@ t.test('matching: matched, partial and unmatched lines from real SPEI charges; t
     ...(fee1 ? [[c1.intent.id, `connector_fees_payable:${c1.attempt.connector_key}`, -fee1]] : []),
     [c1.intent.id, `connector_receivable:${c1.attempt.connector_key}`, -(11600 - fee1)],
   ].sort((x, y) => Number(y[2]) - Number(x[2])));
-  const daily = await db()`select coalesce(sum(debit_minor), 0)::int as d, coalesce(sum(credit_minor), 0)::int as c from ledger_daily where tenant_id = ${tn.id} and account = 'bank:banorte_4455'`;
+  const daily = await db()`select coalesce(sum(debit_minor), 0)::int as d, coalesce(sum(credit_minor), 0)::int as c from ledger_daily_now where tenant_id = ${tn.id} and account = 'bank:banorte_4455'`;
   t.equal(daily[0].d, 11600 + 8800 + 24000 + 5000 + 7700 + 11600 + 11600, 'the ledger summaries (migration 0050 trigger) include the deposits, identified or in suspense');
   t.equal(daily[0].c, 3000, 'and the debit row');
   // the three-way view

@@ -2,9 +2,10 @@
 // the statement trigger journal_lines_summarize (migration 0178; before it, a deferred per-row
 // constraint trigger checked at commit). Each statement must leave every entry it touches balanced:
 // an unbalanced statement is refused at the statement (the transaction could go on after a savepoint),
-// also when it adds lines to an existing balanced entry, and also when a later statement of the same
-// transaction would have balanced it. Balanced statements of many entries (the bank import's shape)
-// pass, and the summaries stay equal to the lines.
+// also when a later statement of the same transaction would have balanced it. Since migration 0180 an
+// entry's lines are one statement's: a later statement adding lines to an entry that has lines is
+// refused, balanced or not. Balanced statements of many entries (the bank import's shape) pass, and
+// the summaries (ledger_daily_now: written or pending) stay equal to the lines.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import type { Db, Sql } from '../kernel/db.js';
@@ -27,7 +28,7 @@ async function entry(tx: Db, id: string = randomUUID()): Promise<string> {
 }
 
 async function daily() {
-  const [r] = await sql`select coalesce(sum(line_count), 0)::int as n, coalesce(sum(debit_minor), 0)::bigint::text as d from ledger_daily where tenant_id = ${tenant}`;
+  const [r] = await sql`select coalesce(sum(line_count), 0)::int as n, coalesce(sum(debit_minor), 0)::bigint::text as d from ledger_daily_now where tenant_id = ${tenant}`;
   const [l] = await sql`select count(*)::int as n, coalesce(sum(greatest(amount_minor, 0)), 0)::bigint::text as d from journal_lines where tenant_id = ${tenant}`;
   return { summary: r, lines: l };
 }
@@ -71,24 +72,35 @@ t.test('lines split over two statements must balance in each (stricter than the 
   t.same(await sql`select 1 from journal_entries where id = ${id}`, [], 'nothing of that transaction landed');
 });
 
-t.test('a later statement adding lines to an existing balanced entry must keep it balanced', async (t) => {
+t.test('a later statement adding lines to an entry that has lines is refused, balanced or not (0180)', async (t) => {
   const id = await sql.begin((tx) => postEntry(tx, { tenantId: tenant, livemode: false, kind: 'adjustment', refType: 'test', refId: randomUUID(), lines: [{ account: 'cash' as Account, currency: 'MXN', amountMinor: 500 }, { account: 'sales', currency: 'MXN', amountMinor: -500 }] }));
+  const reposted = { code: '23514', message: `journal lines refused: entry ${id} already has lines from an earlier statement; an entry's lines are inserted together, in one statement (post a new entry instead)` };
   await sql.begin(async (tx) => {
     await t.rejects(
-      tx.savepoint((sp) => sp`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (${id}, ${tenant}, false, 'cash', 'MXN', 3)`),
-      unbalanced(id, 'MXN', 3),
-      'one unbalanced line on an entry balanced by an earlier transaction',
+      tx.savepoint((sp) => sp`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (${id}, ${tenant}, false, 'cash', 'MXN', 9), (${id}, ${tenant}, false, 'sales', 'MXN', -9)`),
+      reposted,
+      'a balanced pair on an entry posted by an earlier transaction',
     );
     await t.rejects(
-      tx.savepoint((sp) => sp`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (${id}, ${tenant}, false, 'cash', 'MXN', 3), (${id}, ${tenant}, false, 'sales', 'MXN', -2)`),
-      unbalanced(id, 'MXN', 1),
-      'the sum is over all the entry\'s lines, not only the statement\'s',
+      tx.savepoint((sp) => sp`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (${id}, ${tenant}, false, 'cash', 'MXN', 3)`),
+      reposted,
+      'an unbalanced line on it: the same refusal (it comes before the balance check)',
     );
-    // a balanced pair on the existing entry passes
-    await tx`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (${id}, ${tenant}, false, 'cash', 'MXN', 9), (${id}, ${tenant}, false, 'sales', 'MXN', -9)`;
   });
+  // inside one transaction too: the entry and its lines, then more lines
+  const other = randomUUID();
+  await t.rejects(
+    sql.begin(async (tx) => {
+      await entry(tx, other);
+      await tx`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (${other}, ${tenant}, false, 'cash', 'MXN', 4), (${other}, ${tenant}, false, 'sales', 'MXN', -4)`;
+      await tx`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (${other}, ${tenant}, false, 'cash', 'MXN', 5), (${other}, ${tenant}, false, 'sales', 'MXN', -5)`;
+    }),
+    { code: '23514', message: new RegExp(`entry ${other} already has lines`) },
+  );
   const [s] = await sql`select sum(amount_minor)::int as s, count(*)::int as n from journal_lines where entry_id = ${id}`;
-  t.same(s, { s: 0, n: 4 });
+  t.same(s, { s: 0, n: 2 }, 'the entry kept its two lines');
+  const [p] = await sql`select count(*)::int as n from ledger_pending where entry_id = ${id}`;
+  t.ok(p.n <= 1, 'listed as pending at most once');
 });
 
 t.test('a balanced statement of many entries passes; one unbalanced entry among them refuses it all', async (t) => {

@@ -1,23 +1,35 @@
 // The reports' summaries (ledger_daily per account and day, cash_facts per captured charge and
-// succeeded refund) are written by the journal lines' trigger in the posting's own transaction
-// (migrations 0050, 0110). After postings on many connections at once (single entries, several
-// entries in one statement, charges and refunds, two tenants, both modes) they equal a
-// recomputation from the journal; lines on an entry of a closed month, or naming another tenant
-// than their entry, are refused.
+// succeeded refund). Since migration 0180 the posting's transaction only lists its entry in
+// ledger_pending; summarizers (the worker's job, or a book's own transaction) write the summaries
+// and delete the pending rows in one transaction. After postings on many connections at once (single
+// entries, several entries in one statement, charges and refunds, two tenants, both modes) with
+// summarizers running concurrently, the views cash_facts_now and ledger_daily_now equal a
+// recomputation from the journal at every check, and once the list is drained so do the tables;
+// lines on an entry of a closed month, or naming another tenant than their entry, are refused.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { createSql, type Sql } from '../kernel/db.js';
+import { createSql, ensureDatabase, type Sql } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
-import { captureLines, postEntry } from '../kernel/ledger.js';
+import { captureLines, postEntry, summarizeAll, summarizeBook, summarizePending } from '../kernel/ledger.js';
 import type { Account } from '../kernel/accounts.js';
 import { testConfig } from './helpers/app.js';
 
+// A database of its own: the other test files' workers run the summarizing job every second on the
+// shared one, and the checks below need to know who summarizes what.
+const url = new URL(testConfig().databaseUrl);
+url.pathname = `/orq_summaries_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
 let sql: Sql;
 t.before(async () => {
-  sql = createSql(testConfig().databaseUrl, 12);
+  await ensureDatabase(url.toString());
+  sql = createSql(url.toString(), 12);
   await migrate(sql);
 });
-t.teardown(() => sql.end());
+t.teardown(async () => {
+  await sql.end();
+  const admin = createSql(new URL('/postgres', url).toString(), 1);
+  await admin.unsafe(`drop database if exists "${url.pathname.slice(1)}"`);
+  await admin.end();
+});
 
 async function charge(tenant: string, livemode: boolean, amount: number, tip: number, branch: string | null) {
   const pi = randomUUID();
@@ -29,12 +41,12 @@ async function charge(tenant: string, livemode: boolean, amount: number, tip: nu
   return { pi, att, amount, tip };
 }
 
-/** ledger_daily summed over its stripes, against the same sums recomputed from the lines. */
-async function dailyDiff(tenants: string[]) {
+/** ledger_daily (or the view ledger_daily_now) summed over its stripes, against the same sums recomputed from the lines. */
+async function dailyDiff(tenants: string[], from: 'ledger_daily' | 'ledger_daily_now' = 'ledger_daily_now') {
   return sql`
     with summary as (
       select tenant_id, livemode, currency, day, account, sum(debit_minor)::bigint as d, sum(credit_minor)::bigint as c, sum(line_count)::bigint as n
-        from ledger_daily where tenant_id = any(${tenants}::uuid[]) group by 1, 2, 3, 4, 5),
+        from ${sql(from)} where tenant_id = any(${tenants}::uuid[]) group by 1, 2, 3, 4, 5),
     recomputed as (
       select e.tenant_id, e.livemode, l.currency, e.accounting_date as day, l.account,
              sum(greatest(l.amount_minor, 0))::bigint as d, sum(greatest(-l.amount_minor, 0))::bigint as c, count(*)::bigint as n
@@ -42,7 +54,7 @@ async function dailyDiff(tenants: string[]) {
     select * from ((table summary except table recomputed) union all (table recomputed except table summary)) x`;
 }
 
-async function cashDiff(tenants: string[]) {
+async function cashDiff(tenants: string[], from: 'cash_facts' | 'cash_facts_now' = 'cash_facts_now') {
   return sql`
     with recomputed as (
       select 'charge' as kind, a.id as source_id, e.id as entry_id, e.tenant_id, e.livemode, e.occurred_at, pi.currency, a.method, a.connector_key,
@@ -56,24 +68,62 @@ async function cashDiff(tenants: string[]) {
        where e.kind = 'refund.succeeded' and e.ref_type = 'refund' and e.tenant_id = any(${tenants}::uuid[])),
     summary as (
       select kind, source_id, entry_id, tenant_id, livemode, occurred_at, currency, method, connector_key, branch, register, payment_intent_id, attempt_id, amount_minor, tip_minor, card_fingerprint
-        from cash_facts where tenant_id = any(${tenants}::uuid[]))
+        from ${sql(from)} where tenant_id = any(${tenants}::uuid[]))
     select * from ((table summary except table recomputed) union all (table recomputed except table summary)) x`;
 }
 
-t.test('summaries equal a recomputation from the journal after concurrent postings', async (t) => {
+t.test('summaries equal a recomputation from the journal after concurrent postings and summarizers', async (t) => {
   const tenants = [randomUUID(), randomUUID()];
   for (const id of tenants) await sql`insert into tenants (id, name) values (${id}, 'summaries')`;
   const charges: Array<Awaited<ReturnType<typeof charge>>> = [];
   for (let i = 0; i < 60; i++) charges.push(await charge(tenants[i % 2], i % 3 === 0, 1000 + i, i % 4 === 0 ? 150 : 0, i % 5 === 0 ? `b${i % 3}` : null));
 
+  // A few captures before any summarizer runs: pending, so the tables lack them and the views do not.
+  for (const [i, c] of charges.slice(0, 4).entries()) {
+    await sql.begin((tx) => postEntry(tx, { tenantId: tenants[i % 2], livemode: i % 3 === 0, kind: 'charge.captured', refType: 'attempt', refId: c.att, lines: captureLines('sim', 'MXN', c.amount, c.tip, 30 + i) }));
+  }
+  // Held (FOR UPDATE) while this looks: a summarizer skips rows another transaction holds.
+  await sql.begin(async (hold) => {
+    const held = await hold`select entry_id from ledger_pending where tenant_id = any(${tenants}::uuid[]) for update`;
+    t.equal(held.length, 4, 'each posting listed its entry as pending and wrote no summary');
+    t.not((await cashDiff(tenants, 'cash_facts')).length, 0, 'cash_facts lacks the pending charges');
+    t.not((await dailyDiff(tenants, 'ledger_daily')).length, 0, 'ledger_daily lacks the pending lines');
+    t.same(await dailyDiff(tenants), [], 'ledger_daily_now counts the pending entries from the journal');
+    t.same(await cashDiff(tenants), [], 'cash_facts_now computes the pending charges from the journal');
+    t.equal(await summarizePending(sql, 1000).then(() => hold`select count(*)::int as n from ledger_pending where tenant_id = any(${tenants}::uuid[])`).then((r) => r[0].n), 4, 'a summarizer skips the rows another transaction holds');
+  });
+
+  // Summarizers from now on, beside the postings: two workers taking small batches (skipping rows the
+  // other holds) and the books' own transactions taking all of a book (waiting for held rows).
+  let posting = true;
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const worker = async () => {
+    let n = 0;
+    while (posting) {
+      n += await summarizePending(sql, 7);
+      await pause(1);
+    }
+    return n;
+  };
+  const books = async () => {
+    for (let k = 0; posting; k++) {
+      await sql.begin((tx) => summarizeBook(tx, tenants[k % 2], k % 3 === 0));
+      await pause(3);
+    }
+    return 0;
+  };
+  const running = [worker(), worker(), books()];
+
   // Captures, each in its own transaction, 12 connections at once.
   await Promise.all(
-    charges.map((c, i) =>
-      sql.begin((tx) =>
+    charges.slice(4).map((c, j) =>
+      sql.begin((tx, i = j + 4) =>
         postEntry(tx, { tenantId: tenants[i % 2], livemode: i % 3 === 0, kind: 'charge.captured', refType: 'attempt', refId: c.att, lines: captureLines(i % 7 === 0 ? 'sim_b' : 'sim', 'MXN', c.amount, c.tip, 30 + i) }),
       ),
     ),
   );
+  t.same(await dailyDiff(tenants), [], 'ledger_daily_now exact while summarizers run');
+  t.same(await cashDiff(tenants), [], 'cash_facts_now exact while summarizers run');
   // Refunds of a third of them, concurrently with more captures' sibling postings (payouts of fees).
   const refunds = charges.filter((_, i) => i % 3 === 1);
   await Promise.all([
@@ -113,8 +163,18 @@ t.test('summaries equal a recomputation from the journal after concurrent postin
       (${e2}, ${tenants[1]}, false, 'cash', 'MXN', 7), (${e2}, ${tenants[1]}, false, 'sales', 'MXN', -7), (${e2}, ${tenants[1]}, false, 'cash', 'MXN', 3), (${e2}, ${tenants[1]}, false, 'sales', 'MXN', -3)`;
   });
 
-  t.same(await dailyDiff(tenants), [], 'ledger_daily (summed over stripes) = the lines grouped by tenant, mode, currency, accounting day and account');
-  t.same(await cashDiff(tenants), [], 'cash_facts = one row per captured charge and succeeded refund, recomputed from the journal');
+  t.same(await dailyDiff(tenants), [], 'ledger_daily_now = the lines grouped by tenant, mode, currency, accounting day and account');
+  t.same(await cashDiff(tenants), [], 'cash_facts_now = one row per captured charge and succeeded refund, recomputed from the journal');
+  posting = false;
+  const [w1, w2] = await Promise.all(running);
+  t.ok(w1 + w2 > 0, `the concurrent summarizers wrote summaries (${w1} + ${w2} entries)`);
+
+  await summarizeAll(sql);
+  const [left] = await sql`select count(*)::int as n from ledger_pending where tenant_id = any(${tenants}::uuid[])`;
+  t.equal(left.n, 0, 'nothing left pending');
+  t.same(await dailyDiff(tenants, 'ledger_daily'), [], 'ledger_daily (summed over stripes) = the recomputation, once drained');
+  t.same(await cashDiff(tenants, 'cash_facts'), [], 'cash_facts = the recomputation, once drained');
+  t.same(await dailyDiff(tenants), [], 'ledger_daily_now still = the recomputation');
   const [n] = await sql`select count(*)::int as n from cash_facts where tenant_id = any(${tenants}::uuid[])`;
   t.equal(n.n, charges.length + refunds.length, 'one cash fact per charge and per refund');
   const [lines] = await sql`select sum(line_count)::int as n from ledger_daily where tenant_id = any(${tenants}::uuid[])`;
@@ -152,4 +212,29 @@ t.test('lines on an entry of a closed month, or naming another tenant, are refus
     'an entry dated in a closed month',
   );
   t.same(await dailyDiff([tenant, other]), [], 'nothing of the refused lines in ledger_daily');
+});
+
+t.test("the worker's maintenance job writes the pending summaries, every second", async (t) => {
+  const { maintenanceCapability, LEDGER_SUMMARY_EVERY_MS } = await import('../ops/maintenance.js');
+  const { createLogger } = await import('../kernel/log.js');
+  const cap = maintenanceCapability({ sql, log: createLogger('silent'), retentionHours: 24, healRevokedKeys: async () => 0 });
+  const schedule = cap.schedules?.find((s) => s.name === 'summarize-ledger');
+  t.equal(schedule?.everyMs, LEDGER_SUMMARY_EVERY_MS, 'scheduled');
+  t.equal(LEDGER_SUMMARY_EVERY_MS, 1000);
+  const tenant = randomUUID();
+  await sql`insert into tenants (id, name) values (${tenant}, 'summaries-job')`;
+  // more than one batch (1,000 entries): 1,100 entries posted by one statement each of entries and lines
+  const ids = Array.from({ length: 1100 }, () => randomUUID());
+  await sql.begin(async (tx) => {
+    await tx`insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id) select id, ${tenant}, false, 'adjustment', 'test', gen_random_uuid() from unnest(${ids}::uuid[]) id`;
+    await tx`insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor)
+             select id, ${tenant}, false, x.account, 'MXN', x.amount from unnest(${ids}::uuid[]) id cross join (values ('cash', 3::bigint), ('sales', -3::bigint)) x(account, amount)`;
+  });
+  const job = cap.jobs?.find((j) => j.name === 'summarize-ledger');
+  const out = (await job!.run(schedule!.job.data as never, { attemptsMade: 0, stalled: false })) as { summarized: number };
+  t.ok(out.summarized >= 1100, `one run took every pending entry, over several batches (${out.summarized})`);
+  const [left] = await sql`select count(*)::int as n from ledger_pending where tenant_id = ${tenant}`;
+  t.equal(left.n, 0, 'nothing left pending');
+  const [d] = await sql`select sum(line_count)::int as n, sum(debit_minor)::int as d from ledger_daily where tenant_id = ${tenant}`;
+  t.same(d, { n: 2200, d: 3300 }, 'ledger_daily has them');
 });

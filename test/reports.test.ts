@@ -93,11 +93,11 @@ t.test('cash cut: half-open window, currency, codes', async (t) => {
   const after = await get(`/v1/reports/cash-cut?from=${encodeURIComponent(to)}&to=${encodeURIComponent(new Date(Date.parse(to) + 60_000).toISOString())}`);
   t.equal(after.body.totals.operation_count, 0, 'nothing after the activity');
   // [from, to) where to = the first charge's capture time excludes it
-  const [first] = await a.app.deps.sql`select min(occurred_at) as at from cash_facts where tenant_id = ${ten.id} and kind = 'charge'`;
+  const [first] = await a.app.deps.sql`select min(occurred_at) as at from cash_facts_now where tenant_id = ${ten.id} and kind = 'charge'`;
   const atFirst = (first.at as Date).toISOString();
   const before = await get(`/v1/reports/cash-cut?from=${encodeURIComponent(from)}&to=${encodeURIComponent(atFirst)}`);
   t.equal(before.body.totals.operation_count, 0, 'to is exclusive');
-  const [firstExact] = await a.app.deps.sql`select occurred_at::text as at from cash_facts where tenant_id = ${ten.id} and kind = 'charge' order by occurred_at limit 1`;
+  const [firstExact] = await a.app.deps.sql`select occurred_at::text as at from cash_facts_now where tenant_id = ${ten.id} and kind = 'charge' order by occurred_at limit 1`;
   t.ok(firstExact.at, 'microsecond timestamps');
   const usd = await cut('&currency=USD');
   t.equal(usd.status, 200);

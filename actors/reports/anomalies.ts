@@ -93,13 +93,13 @@ export async function anomalies(deps: { readSql: Sql }, p: Principal, q: { from?
     sql`
       select to_char(occurred_at at time zone ${BOOKS_TIME_ZONE}, 'YYYY-MM-DD') as day,
              count(*) filter (where kind = 'charge')::int as n, count(*) filter (where kind = 'refund')::int as k
-        from cash_facts
+        from cash_facts_now
        where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and occurred_at >= ${baseFrom} and occurred_at < ${dayEnd}
        group by 1`,
     sql`
       select c.payment_intent_id, c.attempt_id, c.occurred_at, c.currency, c.amount_minor + c.tip_minor as expected, a.amount_minor as attempted,
              (select coalesce(sum(l.amount_minor), 0) from journal_lines l where l.entry_id = c.entry_id and l.tenant_id = c.tenant_id and l.amount_minor > 0 and l.account like ${RECEIVABLE_LIKE})::bigint as booked
-        from cash_facts c join attempts a on a.id = c.attempt_id and a.tenant_id = c.tenant_id
+        from cash_facts_now c join attempts a on a.id = c.attempt_id and a.tenant_id = c.tenant_id
        where c.tenant_id = ${p.tenantId} and c.livemode = ${p.livemode} and c.kind = 'charge'
          and c.occurred_at >= ${w.from.at} and c.occurred_at < ${w.to.at}
          and (a.amount_minor <> c.amount_minor + c.tip_minor
@@ -109,7 +109,7 @@ export async function anomalies(deps: { readSql: Sql }, p: Principal, q: { from?
       select * from (
         select payment_intent_id, attempt_id, occurred_at, currency, amount_minor + tip_minor as total,
                lag(payment_intent_id) over w as prev_intent, lag(occurred_at) over w as prev_at
-          from cash_facts
+          from cash_facts_now
          where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and kind = 'charge' and card_fingerprint is not null
            and occurred_at >= ${new Date(w.from.at.getTime() - ANOMALY_RULES.duplicateWindowSeconds * 1000)} and occurred_at < ${w.to.at}
         window w as (partition by card_fingerprint, currency, amount_minor + tip_minor order by occurred_at, attempt_id)) x

@@ -1,7 +1,8 @@
 // The cash cut (spec: Resources > Reports, reporting.cash_cut): charges captured and refunds that
-// succeeded in [from, to), by method, connector and branch (filtered by branch, register or terminal). It reads cash_facts (migration 0050):
-// one row per captured charge and per succeeded refund, written by the ledger trigger in the
-// posting's transaction and dated by the ledger entry, so the cut agrees with the books.
+// succeeded in [from, to), by method, connector and branch (filtered by branch, register or terminal).
+// It reads cash_facts_now: one row per captured charge and per succeeded refund, dated by the ledger
+// entry, so the cut agrees with the books; cash_facts (migration 0050) written in batches by the
+// worker, plus the entries not summarized yet, computed from the journal (migration 0180).
 import type { Sql } from '../../kernel/db.js';
 import type { Principal } from '../../kernel/principal.js';
 import { requiredWindow } from './period.js';
@@ -59,7 +60,7 @@ export async function cashCut(deps: { readSql: Sql }, p: Principal, q: CashCutQu
     select kind, method, connector_key, b as branch, grouping(method, connector_key, b) as g,
            coalesce(sum(amount_minor), 0)::bigint as amount, coalesce(sum(tip_minor), 0)::bigint as tip, count(*)::bigint as n
       from (select kind, method, connector_key, coalesce(branch, ${NO_BRANCH}) as b, amount_minor, tip_minor
-              from cash_facts
+              from cash_facts_now
              where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and currency = ${currency}
                and occurred_at >= ${w.from.at} and occurred_at < ${w.to.at} ${branch} ${register} ${terminal}) f
      group by grouping sets ((kind), (kind, method), (kind, connector_key), (kind, b))`;

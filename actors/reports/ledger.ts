@@ -1,6 +1,7 @@
 // Reports over the double-entry ledger: trial balance (balanza), pólizas for CONTPAQi and Aspel
-// COI, the tenant's account mapping, and the period close. They read ledger_daily (per account,
-// currency and accounting day; migration 0050), kept by a trigger in each posting's transaction.
+// COI, the tenant's account mapping, and the period close. They read ledger_daily_now: ledger_daily
+// (per account, currency and accounting day; migration 0050), written in batches by the worker, plus
+// the entries not summarized yet, counted from the journal (migration 0180): exact in one snapshot.
 // Accounting days and the close rule: docs/reports.md.
 import { accounts } from '../../kernel/accounts.js';
 import { ApiError } from '../../kernel/errors.js';
@@ -55,7 +56,7 @@ const CODE_RE = /^[A-Za-z0-9][A-Za-z0-9.-]{0,19}$/;
 
 async function mappingView(db: Db, p: Principal) {
   const m = await loadMapping(db, p);
-  const seen = await db`select distinct account from ledger_daily where tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
+  const seen = await db`select distinct account from ledger_daily_now where tenant_id = ${p.tenantId} and livemode = ${p.livemode}`;
   const accounts = new Set<string>([...seen.map((r) => r.account as string), ...DEFAULT_ACCOUNTS.filter((d) => !d.pattern.endsWith(':*')).map((d) => d.pattern)]);
   for (const k of m.rules.keys()) if (!k.endsWith(':*')) accounts.add(k);
   return {
@@ -117,7 +118,7 @@ async function balances(db: Db, p: Principal, from: string, to: string, currency
            coalesce(sum(debit_minor - credit_minor) filter (where day < ${from}::date), 0)::bigint as opening,
            coalesce(sum(debit_minor) filter (where day >= ${from}::date), 0)::bigint as debits,
            coalesce(sum(credit_minor) filter (where day >= ${from}::date), 0)::bigint as credits
-      from ledger_daily
+      from ledger_daily_now
      where tenant_id = ${p.tenantId} and livemode = ${p.livemode} ${currency ? sql`and currency = ${currency}` : sql``} and day < ${to}::date
      group by account, currency
      order by currency, account`;
@@ -194,16 +195,16 @@ export async function polizas(deps: { readSql: Sql }, p: Principal, q: { format:
   const [days, cfdis, m] = await Promise.all([
     db`
       select day, account, sum(debit_minor)::bigint as debits, sum(credit_minor)::bigint as credits
-        from ledger_daily
+        from ledger_daily_now
        where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and currency = 'MXN' and day >= ${w.from}::date and day < ${w.to}::date
        group by day, account
        order by day, account`,
     db`
       select e.accounting_date as day, f.uuid_fiscal, f.issued_at, f.serie, f.folio, f.rfc_emisor, f.rfc_receptor, f.total_minor
         from journal_entries e
-        join cash_facts c on c.kind = 'charge' and c.source_id = e.ref_id and c.tenant_id = e.tenant_id
-        join cfdi_facts f on f.tenant_id = c.tenant_id and f.livemode = c.livemode and f.payment_intent_id = c.payment_intent_id
-       where e.tenant_id = ${p.tenantId} and e.livemode = ${p.livemode} and e.kind = 'charge.captured'
+        join attempts a on a.id = e.ref_id and a.tenant_id = e.tenant_id
+        join cfdi_facts f on f.tenant_id = a.tenant_id and f.livemode = a.livemode and f.payment_intent_id = a.payment_intent_id
+       where e.tenant_id = ${p.tenantId} and e.livemode = ${p.livemode} and e.kind = 'charge.captured' and e.ref_type = 'attempt'
          and e.accounting_date >= ${w.from}::date and e.accounting_date < ${w.to}::date
       union all
       -- the entries the CFDIs post themselves (PPD, REP, credit note, cancellations, tax adjustments)
@@ -358,7 +359,7 @@ export async function closePeriod(deps: { sql: Sql }, p: Principal, year: string
       } else {
         const openFrom = lastClosed ? addMonths(lastClosed, 1) : '0001-01-01';
         const [earlier] = await tx`
-          select min(day) as day from ledger_daily
+          select min(day) as day from ledger_daily_now
            where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and day >= ${openFrom}::date and day < ${period}::date`;
         if (earlier.day) {
           const open = localDateOfDate(earlier.day as Date).slice(0, 7);
