@@ -11,7 +11,8 @@
 // statistics reset before it and read after it:
 //   payment        --payments create + confirm + execution (the worker charges the sim card, posts
 //                  the ledger, relays the events), --concurrency at a time; ends when every attempt
-//                  is final, every outbox row relayed and the statement count stopped moving.
+//                  is final, every outbox row relayed, every summary written (0180) and the
+//                  statement count stopped moving.
 //   create         the worker stopped: --payments POST /v1/payment_intents.
 //   confirm        the same intents confirmed (their execution jobs wait in Redis).
 //   execute        = payment - create - confirm (the worker's and relay's share).
@@ -133,15 +134,20 @@ async function main(): Promise<number> {
   const payout = () => post('/v1/payouts', { clabe: '072691004495711499', beneficiary_name: 'Proveedora del Norte', amount_minor: 15_000, currency: 'MXN', concepto: 'Pago de factura' }, 201);
   const statementCount = async () => Number((await sql`-- orq-bench
     select coalesce(sum(calls), 0)::float8 as n from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())`)[0].n);
-  /** Every attempt final, every outbox row relayed, every payout paid, and no statement for 1.5 s (the worker's follow-ups done). */
+  // Builds from migration 0180 on write the reports' summaries after the payment's transaction (the
+  // worker's job, every second): a payment's cost includes them, so a phase with the worker running
+  // ends when none is pending.
+  const [{ pendingList }] = await sql`select to_regclass('public.ledger_pending') is not null as "pendingList"`;
+  /** Every attempt final, every outbox row relayed, every payout paid, every summary written, and no statement for 1.5 s (the worker's follow-ups done). */
   const settle = async (label: string) => {
     const t0 = Date.now();
     for (;;) {
       const [r] = await sql`-- orq-bench
       select (select count(*) from attempts where status in ('pending', 'processing'))::int as attempts,
           (select count(*) from outbox_events where relayed_at is null)::int as outbox,
-          (select count(*) from payouts where status not in ('paid', 'failed', 'returned', 'canceled'))::int as payouts`;
-      if (r.attempts === 0 && r.outbox === 0 && (r.payouts === 0 || !worker)) break;
+          (select count(*) from payouts where status not in ('paid', 'failed', 'returned', 'canceled'))::int as payouts,
+          ${pendingList ? sql`(select count(*) from ledger_pending)::int` : sql`0`} as summaries`;
+      if (r.attempts === 0 && r.outbox === 0 && ((r.payouts === 0 && r.summaries === 0) || !worker)) break;
       if (Date.now() - t0 > 180_000) throw new Error(`${label}: not settled after 180 s (${JSON.stringify(r)})`);
       await sleep(200);
     }
