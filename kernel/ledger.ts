@@ -81,6 +81,15 @@ export async function summarizeAll(sql: Sql, maxBatches = 50): Promise<number> {
   return total;
 }
 
+/**
+ * Reclaims the pending list's dead rows (each entry's row is inserted and deleted once). Autovacuum
+ * would, where it runs; this cluster's CI and bench configuration turns it off, and a queue table that
+ * is never vacuumed makes every batch's index scan walk the dead entries of every payment since.
+ */
+export function vacuumPending(sql: Sql) {
+  return sql`vacuum (skip_locked) ledger_pending`.simple();
+}
+
 /** Every pending entry of one book, waiting for rows another summarizer holds (inside the caller's transaction). */
 export function summarizeBook(tx: Db, tenantId: string, livemode: boolean) {
   return tx`select ledger_summarize(2147483647, ${tenantId}::uuid, ${livemode}::boolean)`;

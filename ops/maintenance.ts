@@ -5,12 +5,14 @@
 import type { Capability } from '../kernel/capability.js';
 import type { Sql } from '../kernel/db.js';
 import { pruneIdempotency } from '../kernel/idempotency.js';
-import { summarizeAll } from '../kernel/ledger.js';
+import { summarizeAll, vacuumPending } from '../kernel/ledger.js';
 import { defineJob, jobRequest } from '../kernel/jobs.js';
 import type { Logger } from '../kernel/log.js';
 
 /** How often the worker writes the reports' pending summaries (kernel/ledger.ts summarizeAll). */
 export const LEDGER_SUMMARY_EVERY_MS = 1000;
+/** And how often a worker's run also vacuums the pending list (kernel/ledger.ts vacuumPending). */
+export const LEDGER_PENDING_VACUUM_EVERY_MS = 60_000;
 
 export function maintenanceCapability(d: { sql: Sql; log: Logger; retentionHours: number; healRevokedKeys(): Promise<number> }): Capability {
   const prune = defineJob<{ retentionHours: number }>({
@@ -39,13 +41,21 @@ export function maintenanceCapability(d: { sql: Sql; log: Logger; retentionHours
   });
   // The reports' summaries of the entries posted since the last run (migration 0180); readers are
   // exact meanwhile (the *_now views), so this only keeps the pending list short.
+  let lastVacuum = 0;
   const summarize = defineJob<Record<string, never>>({
     queue: 'maintenance',
     name: 'summarize-ledger',
     shape: {},
     id: () => 'summarize-ledger',
     shardKey: () => 'summarize-ledger',
-    run: async () => ({ summarized: await summarizeAll(d.sql) }),
+    run: async () => {
+      const summarized = await summarizeAll(d.sql);
+      if (Date.now() - lastVacuum >= LEDGER_PENDING_VACUUM_EVERY_MS) {
+        lastVacuum = Date.now();
+        await vacuumPending(d.sql);
+      }
+      return { summarized };
+    },
   });
   return {
     name: 'maintenance',
