@@ -15,7 +15,7 @@ export interface Metrics {
   webhookDeliveries: Counter<'outcome'>;
   webhookLag: Histogram;
   /** Gauges computed at scrape time from shared state (queues in Redis, the outbox in Postgres). */
-  setSharedCollectors(c: { queueDepths: () => Promise<Array<{ queue: string; state: string; count: number }>>; outboxLagSeconds: () => Promise<number> }): void;
+  setSharedCollectors(c: { queueDepths: () => Promise<Array<{ queue: string; state: string; count: number }>>; outboxLagSeconds: () => Promise<number>; ledgerPending: () => Promise<number> }): void;
 }
 
 export function createMetrics(): Metrics {
@@ -42,6 +42,7 @@ export function createMetrics(): Metrics {
     setSharedCollectors(c) {
       registry.removeSingleMetric('orquesta_queue_depth');
       registry.removeSingleMetric('orquesta_outbox_lag_seconds');
+      registry.removeSingleMetric('orquesta_ledger_pending_entries');
       new Gauge({
         name: 'orquesta_queue_depth',
         help: 'Jobs per queue and state',
@@ -58,6 +59,14 @@ export function createMetrics(): Metrics {
         registers: [registry],
         async collect() {
           this.set(await c.outboxLagSeconds().catch(() => -1));
+        },
+      });
+      new Gauge({
+        name: 'orquesta_ledger_pending_entries',
+        help: "Ledger entries whose reports' summaries are not written yet (the worker's summarize-ledger job)",
+        registers: [registry],
+        async collect() {
+          this.set(await c.ledgerPending().catch(() => -1));
         },
       });
     },

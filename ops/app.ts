@@ -134,6 +134,7 @@ export async function startApp(config: Config, log: Logger = createLogger(config
       const [r] = await sql`select coalesce(extract(epoch from now() - min(created_at)), 0)::float8 as lag from outbox_events where relayed_at is null`;
       return Number(r.lag);
     },
+    ledgerPending: async () => Number((await sql`select count(*)::float8 as n from ledger_pending`)[0].n),
   });
   const webhooks = new WebhookDelivery({ sql, redis, config, log, metrics });
   const portal = new PortalAccounts({ sql, secrets, idleMinutes: config.portalSessionIdleMinutes, maxHours: config.portalSessionMaxHours, announceRevocation: (id) => keys.announceRevocation(id) });

@@ -93,6 +93,7 @@ t.test('2 API + 2 worker processes, a worker killed mid-run: every intent termin
   const apiMetrics = await httpCall(`${apis[0]}/metrics`, 'GET', {});
   t.match(apiMetrics.text, /orquesta_queue_depth\{queue="\{pi-0\}",state="waiting"\} \d+/, 'queue depth per queue');
   t.match(apiMetrics.text, /orquesta_outbox_lag_seconds -?\d/, 'outbox lag');
+  t.match(apiMetrics.text, /orquesta_ledger_pending_entries \d/, 'ledger entries not summarized yet');
   t.match(apiMetrics.text, /orquesta_http_requests_total\{method="POST",route="\/v1\/payment_intents\/\{id\}\/confirm",status="200"\} \d+/, 'requests by route and status');
 
   // Leave Redis clean.
