@@ -1,6 +1,7 @@
-// Migrations: numbered files applied once, under an advisory lock, even when processes race.
+// Migrations: numbered files applied once, under an advisory lock, even when processes race; then the
+// repeatable function files (functions/*.sql) whose content changed, all in one transaction.
 import t from 'tap';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSql, ensureDatabase } from '../kernel/db.js';
@@ -28,6 +29,78 @@ t.test('concurrent migrators apply each file once; edits are refused', async (t)
     await t.rejects(migrate(pools[0], dir), /0003_bad.sql failed/);
     const c = await pools[0]`select to_regclass('c') as c`;
     t.equal(c[0].c, null, 'a failed migration leaves nothing half-applied');
+  } finally {
+    await Promise.all(pools.map((p) => p.end()));
+    const admin = createSql(url.replace(/\/[^/]+$/, '/postgres'), 1);
+    await admin.unsafe(`drop database if exists "${base.pathname.slice(1)}"`);
+    await admin.end();
+  }
+});
+
+t.test('repeatable function files: applied after the numbered ones, once across migrators, again only when changed, all or none', async (t) => {
+  const base = new URL(testConfig().databaseUrl);
+  base.pathname = `/orq_migfn_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
+  const url = base.toString();
+  await ensureDatabase(url);
+  const dir = mkdtempSync(join(tmpdir(), 'orq-migfn-'));
+  mkdirSync(join(dir, 'functions'));
+  writeFileSync(join(dir, '0001_a.sql'), "create table a (id int); insert into a values (1), (2);");
+  // language sql: its body is checked when created, so it needs table a (the numbered migration) first
+  const fnA = (n: number) => `create or replace function fn_a() returns int language sql as $$ select ${n} + 0 * (select count(*)::int from a) $$;`;
+  const fnB = (n: number) => `create or replace function fn_b() returns int language plpgsql as $$ begin return ${n}; end $$;\ncreate or replace function fn_b_helper() returns int language sql as $$ select fn_b() * 10 $$;`;
+  writeFileSync(join(dir, 'functions', 'fn_a.sql'), fnA(1));
+  writeFileSync(join(dir, 'functions', 'fn_b.sql'), fnB(1));
+  writeFileSync(join(dir, 'functions', 'README.md'), 'not a function file');
+  const pools = [createSql(url, 2), createSql(url, 2), createSql(url, 2)];
+  const [sql] = pools as [typeof pools[0]];
+  const value = async (fn: string) => (await sql.unsafe(`select ${fn}() as v`))[0]!.v as number;
+  const records = async () => Object.fromEntries((await sql`select name, checksum from schema_repeatables order by name`).map((r) => [r.name, r.checksum]));
+  try {
+    const results = await Promise.all(pools.map((p) => migrate(p, dir)));
+    t.same(results.flat().sort(), ['0001_a.sql', 'functions/fn_a.sql', 'functions/fn_b.sql'], 'each numbered and repeatable file applied exactly once overall');
+    t.ok(results.some((r) => r.join() === '0001_a.sql,functions/fn_a.sql,functions/fn_b.sql'), 'numbered first, then the repeatables sorted by name');
+    t.same([await value('fn_a'), await value('fn_b'), await value('fn_b_helper')], [1, 1, 10], 'the functions, with the helper in the same file');
+    t.same(Object.keys(await records()), ['fn_a.sql', 'fn_b.sql'], 'recorded by file name; other files in functions/ are not run');
+
+    // unchanged files are not run again: a change made by hand stays
+    await sql`create or replace function fn_a() returns int language sql as $$ select 99 $$`;
+    t.same(await migrate(sql, dir), [], 'nothing to apply');
+    t.equal(await value('fn_a'), 99, 'an unchanged file is not run again');
+    writeFileSync(join(dir, 'functions', 'fn_a.sql'), fnA(2));
+    const before = await records();
+    t.same(await migrate(sql, dir), ['functions/fn_a.sql'], 'the changed file only');
+    t.equal(await value('fn_a'), 2, 'the changed file replaces the function');
+    const after = await records();
+    t.not(after['fn_a.sql'], before['fn_a.sql'], 'its new checksum is recorded');
+    t.equal(after['fn_b.sql'], before['fn_b.sql']);
+
+    // a failing repeatable: every repeatable of the run rolled back, the numbered migrations kept
+    writeFileSync(join(dir, '0002_b.sql'), 'create table b (id int);');
+    writeFileSync(join(dir, 'functions', 'fn_a.sql'), fnA(3));
+    writeFileSync(join(dir, 'functions', 'fn_b.sql'), fnB(3));
+    writeFileSync(join(dir, 'functions', 'fn_c.sql'), 'create or replace function fn_c() returns int language sql as $$ select * from nowhere $$;');
+    await t.rejects(migrate(sql, dir), /^repeatable function functions\/fn_c\.sql failed: .*nowhere/);
+    t.equal((await sql`select to_regclass('b')::text as b`)[0]!.b, 'b', 'the numbered migration of the run stays applied');
+    t.same((await sql`select name from schema_migrations order by version`).map((r) => r.name), ['0001_a.sql', '0002_b.sql']);
+    t.same([await value('fn_a'), await value('fn_b')], [2, 1], 'the repeatables before the failing one are rolled back');
+    t.same(await records(), after, 'and not recorded');
+    writeFileSync(join(dir, 'functions', 'fn_c.sql'), 'create or replace function fn_c() returns int language sql as $$ select count(*)::int from b $$;');
+    t.same(await migrate(sql, dir), ['functions/fn_a.sql', 'functions/fn_b.sql', 'functions/fn_c.sql'], 'all three on the next run');
+    t.same([await value('fn_a'), await value('fn_b'), await value('fn_b_helper'), await value('fn_c')], [3, 3, 30, 0]);
+
+    // a removed file is ignored: its function and its record stay
+    rmSync(join(dir, 'functions', 'fn_c.sql'));
+    t.same(await migrate(sql, dir), [], 'nothing to apply');
+    t.equal(await value('fn_c'), 0, 'the function stays');
+    t.same(Object.keys(await records()), ['fn_a.sql', 'fn_b.sql', 'fn_c.sql'], 'its record stays');
+
+    // without the functions/ directory (git keeps no empty directory) the numbered ones still run
+    const bare = mkdtempSync(join(tmpdir(), 'orq-migfn-bare-'));
+    writeFileSync(join(bare, '0001_a.sql'), "create table a (id int); insert into a values (1), (2);");
+    writeFileSync(join(bare, '0002_b.sql'), 'create table b (id int);');
+    writeFileSync(join(bare, '0003_c.sql'), 'create table c (id int);');
+    t.same(await migrate(sql, bare), ['0003_c.sql'], 'no functions/ directory: no repeatables, none refused');
+    t.equal(await value('fn_a'), 3, 'the recorded functions are left alone');
   } finally {
     await Promise.all(pools.map((p) => p.end()));
     const admin = createSql(url.replace(/\/[^/]+$/, '/postgres'), 1);
