@@ -109,7 +109,7 @@ export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> 
       applied.push(m.name);
     }
     // Created after the numbered migrations: on a fresh Citus coordinator, 0161 distributes every
-    // table that exists when it runs, and only 0180 declares this one a reference table.
+    // table that exists when it runs, and only 0181 declares this one a reference table.
     await conn`create table if not exists schema_repeatables (
       name text primary key, checksum text not null,
       applied_at timestamptz not null default now())`;

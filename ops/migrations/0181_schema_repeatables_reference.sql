@@ -2,7 +2,7 @@
 -- runner itself, after the numbered migrations) is a catalog like schema_migrations: declared a
 -- reference table, so that under Citus orq_citus_distribute() copies it to every node instead of
 -- trying to distribute it by a tenant_id it does not have (docs/scaling.md).
--- Same list as 0160 plus 'schema_repeatables'.
+-- Same list as 0160 (unchanged since) plus 'schema_repeatables'.
 create or replace function orq_reference_tables() returns text[] language sql immutable as $$
   select array[
     -- catalogs
