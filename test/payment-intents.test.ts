@@ -597,3 +597,23 @@ t.test('confirm, capture, cancel look the key up at commit: replay, reuse, no se
     idemStore.redis.set = realSet;
   }
 });
+
+t.test('a receipt code taken in the tenant is refused by a constraint the create retry recognises', async (t) => {
+  // The create draws again when the insert fails with 23505 on a constraint whose name says
+  // "receipt" (actors/payment-intents.ts); 0182 rebuilt that constraint as (receipt_code, tenant_id).
+  const first = await create();
+  const sql = a.app.deps.sql;
+  const err = await sql`
+    insert into payment_intents (id, tenant_id, livemode, amount_minor, currency, status, client_secret, receipt_code)
+    values (${crypto.randomUUID()}, ${ten.id}, false, 100, 'MXN', 'requires_payment_method', ${'pi_secret_' + crypto.randomUUID()}, ${first.receipt_code})`.then(
+    () => null,
+    (e: { code?: string; constraint_name?: string }) => e,
+  );
+  t.equal(err?.code, '23505', 'refused');
+  t.match(err?.constraint_name, /receipt/, `constraint ${err?.constraint_name}`);
+  const other = await a.newTenant();
+  await sql`
+    insert into payment_intents (id, tenant_id, livemode, amount_minor, currency, status, client_secret, receipt_code)
+    values (${crypto.randomUUID()}, ${other.id}, false, 100, 'MXN', 'requires_payment_method', ${'pi_secret_' + crypto.randomUUID()}, ${first.receipt_code})`;
+  t.pass('the same code in another tenant is accepted');
+});

@@ -1,0 +1,28 @@
+-- The cost of a payment (issue 26): a payment intent's lookups by its whole key (id, tenant_id) must
+-- not be answered through the receipt code's unique index.
+--
+-- Evidence (auto_explain, bench/openloop, 2026-11-27 19:03, a fresh database: this cluster runs
+-- autovacuum = off, so the tables are never analyzed): in some API and worker backends the generic
+-- plans of `update payment_intents ... where id = $ and tenant_id = $ and version = $`, of the intent's
+-- hydrate and of the foreign-key checks `SELECT 1 FROM ONLY payment_intents x WHERE id = $1 AND
+-- tenant_id = $2 FOR KEY SHARE` (payment_intent_history, attempts, routing_decisions referencing the
+-- intent) were "Index Scan using payment_intents_tenant_id_receipt_code_key, Index Cond: (tenant_id =
+-- $2), Filter: (id = $1), Rows Removed by Filter: 2,111-4,169": every intent of the tenant read to
+-- find one, 8-15 ms and ~2,100 buffers per statement, 42 + 21 + 6 of the 160 statements over 8 ms in
+-- 30 s at 100-150 confirms/s. Other backends of the same run planned the primary key; which one a
+-- backend gets depends on the index sizes when it first plans (without statistics the planner takes
+-- `tenant_id = $` to match about one row, and the receipt code index, (uuid, short text), is smaller
+-- than the primary key, (uuid, uuid)), and the plan stays for the connection's life. This is the
+-- mechanism 0175 removed from attempts (whose tenant index now leads with livemode).
+--
+-- The unique constraint becomes (receipt_code, tenant_id): the same uniqueness (per tenant), the same
+-- lookups by receipt code (they give the tenant too: payment intents' list filter, the bank
+-- reconciliation's reference rule, the portal's manual match, the self-invoice page), and an index a
+-- lookup by (id, tenant_id) cannot descend by the tenant alone. The name keeps "receipt", which the
+-- create's collision retry matches (actors/payment-intents.ts). Rebuilding it blocks writes to
+-- payment_intents while it builds (run this migration in a quiet window on a large table).
+-- The other indexes leading with tenant_id on payment_intents (tenant_page, amount) are wider than
+-- the primary key (they lose that comparison) and terminal is partial (unusable without its
+-- predicate); none of them appeared in the evidence.
+alter table payment_intents drop constraint payment_intents_tenant_id_receipt_code_key;
+alter table payment_intents add constraint payment_intents_receipt_code_key unique (receipt_code, tenant_id);
