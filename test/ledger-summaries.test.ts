@@ -245,3 +245,28 @@ t.test("the worker's maintenance job writes the pending summaries, every second"
   }
   t.ok(vacuums >= 1, 'ledger_pending vacuumed');
 });
+
+t.test("the bank reconciliation's transaction summarizes its book before matching (it reads cash_facts by index)", async (t) => {
+  const { importStatement } = await import('../actors/bank-statements.js');
+  const tenant = randomUUID();
+  await sql`insert into tenants (id, name) values (${tenant}, 'summaries-bank')`;
+  const pi = randomUUID();
+  const att = randomUUID();
+  await sql`insert into payment_intents (id, tenant_id, livemode, amount_minor, currency, status, client_secret, receipt_code)
+    values (${pi}, ${tenant}, false, 15000, 'MXN', 'succeeded', ${'pi_secret_' + pi}, ${'B-' + pi.slice(0, 8)})`;
+  await sql`insert into attempts (id, tenant_id, livemode, payment_intent_id, status, connector_key, method, amount_minor, currency, provider_key, provider_ref)
+    values (${att}, ${tenant}, false, ${pi}, 'captured', 'sim', 'spei', 15000, 'MXN', ${'sum_' + att}, 'RASTREO77')`;
+  await sql.begin((tx) => postEntry(tx, { tenantId: tenant, livemode: false, kind: 'charge.captured', refType: 'attempt', refId: att, lines: captureLines('sim', 'MXN', 15000, 0, 0) }));
+  const [pending] = await sql`select count(*)::int as n from ledger_pending where tenant_id = ${tenant}`;
+  t.equal(pending.n, 1, 'the capture is pending: no cash fact yet (no worker runs on this database)');
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/Mexico_City', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+  const csv = `Fecha,Concepto,Referencia,Abono,Cargo\n${today},SPEI RECIBIDO,RASTREO77,150.00,\n`;
+  const r = await importStatement({ sql }, { tenantId: tenant, livemode: false }, {
+    bytes: Buffer.from(csv),
+    fields: { bank: 'BBVA 0123', period_start: today, period_end: today, date_column: '0', description_column: '1', reference_column: '2', credit_column: '3', debit_column: '4' },
+  });
+  t.equal(r.status, 201);
+  t.match(r.body, { matched: 1, unmatched: 0 }, 'the line matched the charge captured a moment ago');
+  const [left] = await sql`select count(*)::int as n from ledger_pending where tenant_id = ${tenant} and entry_id in (select id from journal_entries where kind = 'charge.captured')`;
+  t.equal(left.n, 0, 'the import summarized the book');
+});
