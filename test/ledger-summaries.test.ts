@@ -270,3 +270,20 @@ t.test("the bank reconciliation's transaction summarizes its book before matchin
   const [left] = await sql`select count(*)::int as n from ledger_pending where tenant_id = ${tenant} and entry_id in (select id from journal_entries where kind = 'charge.captured')`;
   t.equal(left.n, 0, 'the import summarized the book');
 });
+
+t.test('the reports count an entry still pending (they read the *_now views)', async (t) => {
+  const { cashCut } = await import('../actors/reports/cash-cut.js');
+  const { trialBalance } = await import('../actors/reports/ledger.js');
+  const tenant = randomUUID();
+  await sql`insert into tenants (id, name) values (${tenant}, 'summaries-reports')`;
+  const c = await charge(tenant, false, 11600, 0, 'centro');
+  await sql.begin((tx) => postEntry(tx, { tenantId: tenant, livemode: false, kind: 'charge.captured', refType: 'attempt', refId: c.att, lines: captureLines('sim', 'MXN', 11600, 0, 0) }));
+  const [pending] = await sql`select count(*)::int as n from ledger_pending where tenant_id = ${tenant}`;
+  t.equal(pending.n, 1, 'pending (no worker runs on this database)');
+  const p = { tenantId: tenant, livemode: false, keyId: 'test', scopes: [] };
+  const cut = await cashCut({ readSql: sql }, p, { from: new Date(Date.now() - 3600_000).toISOString(), to: new Date(Date.now() + 3600_000).toISOString() });
+  t.match(cut.totals, { charged_minor: 11600, operation_count: 1 }, 'the cash cut has the charge');
+  const tb = await trialBalance({ readSql: sql }, p, {});
+  t.equal(tb.totals.debits_minor, 11600, 'the trial balance has its lines');
+  t.equal(tb.balanced, true);
+});
