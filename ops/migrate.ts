@@ -74,6 +74,23 @@ export function loadRepeatables(dir = migrationsDir): Repeatable[] {
     });
 }
 
+type Reserved = Awaited<ReturnType<Sql['reserve']>>;
+
+/**
+ * Runs `work` in one transaction on the reserved connection; a failure rolls it back and is thrown
+ * again as `<what> failed: <message>` (`what` is read then, so it can name the step that failed).
+ */
+async function inTransaction(conn: Reserved, what: () => string, work: () => Promise<void>): Promise<void> {
+  await conn.unsafe('begin');
+  try {
+    await work();
+    await conn.unsafe('commit');
+  } catch (e) {
+    await conn.unsafe('rollback');
+    throw new Error(`${what()} failed: ${(e as Error).message}`);
+  }
+}
+
 /**
  * Applies pending numbered migrations, then the changed repeatable function files; returns the names
  * applied (`NNNN_x.sql`, then `functions/y.sql`). Fails if an applied numbered file was edited.
@@ -97,15 +114,10 @@ export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> 
         }
         continue;
       }
-      await conn.unsafe('begin');
-      try {
+      await inTransaction(conn, () => `migration ${m.name}`, async () => {
         await conn.unsafe(m.sql);
         await conn`insert into schema_migrations (version, name, checksum) values (${m.version}, ${m.name}, ${m.checksum})`;
-        await conn.unsafe('commit');
-      } catch (e) {
-        await conn.unsafe('rollback');
-        throw new Error(`migration ${m.name} failed: ${(e as Error).message}`);
-      }
+      });
       applied.push(m.name);
     }
     // Created after the numbered migrations: on a fresh Citus coordinator, 0161 distributes every
@@ -118,9 +130,8 @@ export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> 
     const recorded = new Map((await conn`select name, checksum from schema_repeatables`).map((r) => [r.name as string, r.checksum as string]));
     const changed = repeatables.filter((r) => recorded.get(r.name) !== r.checksum);
     if (changed.length) {
-      await conn.unsafe('begin');
       let current: Repeatable | undefined;
-      try {
+      await inTransaction(conn, () => `repeatable function ${current?.path ?? '(commit)'}`, async () => {
         for (const r of changed) {
           current = r;
           await conn.unsafe(r.sql);
@@ -129,25 +140,16 @@ export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> 
             on conflict (name) do update set checksum = excluded.checksum, applied_at = now()`;
         }
         current = undefined;
-        await conn.unsafe('commit');
-      } catch (e) {
-        await conn.unsafe('rollback');
-        throw new Error(`repeatable function ${current?.path ?? '(commit)'} failed: ${(e as Error).message}`);
-      }
+      });
       applied.push(...changed.map((r) => r.path));
     }
     // On a Citus coordinator, a table a migration added is distributed (or made a reference table)
     // now, as migration 0161 did for the tables before it (docs/scaling.md). Without Citus: nothing.
     const [citus] = await conn`select 1 from pg_extension where extname = 'citus'`;
     if (citus && (await conn`select 1 from pg_proc where proname = 'orq_citus_distribute'`).length) {
-      await conn.unsafe('begin');
-      try {
+      await inTransaction(conn, () => 'distributing the new tables (orq_citus_distribute)', async () => {
         await conn`select orq_citus_distribute()`;
-        await conn.unsafe('commit');
-      } catch (e) {
-        await conn.unsafe('rollback');
-        throw new Error(`distributing the new tables (orq_citus_distribute) failed: ${(e as Error).message}`);
-      }
+      });
     }
     return applied;
   } finally {
