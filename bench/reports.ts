@@ -6,7 +6,7 @@
 import { dbUrl, dropDatabase, fmt, latencyStats, machineInfo, mdTable, parseOptions, sourceInfo, waitForQuiet } from './confirm-lib.js';
 import { createSql, ensureDatabase, type Sql } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
-import { summarizePending } from '../kernel/ledger.js';
+import { summarizeAll } from '../kernel/ledger.js';
 import { startTestApp } from '../test/helpers/app.js';
 import { signCursor } from '../actors/list-cursor.js';
 import { addMonths, firstOfMonth, localDate } from '../actors/reports/period.js';
@@ -98,8 +98,7 @@ async function main() {
     // The service's worker writes the summaries of new entries (migration 0180); this bench runs the
     // api alone, so it summarizes what it generated itself before measuring (timed: the batch cost).
     const s0 = Date.now();
-    let summarized = 0;
-    for (let n = 1; n > 0; summarized += n) n = await summarizePending(sql, 10_000);
+    const summarized = await summarizeAll(sql, { batch: 10_000, maxBatches: Infinity });
     if (summarized) process.stderr.write(`summarized ${summarized.toLocaleString()} pending entries in ${((Date.now() - s0) / 1000).toFixed(1)} s\n`);
     await sql.unsafe('vacuum analyze');
     const [counts] = await sql`select (select count(*) from journal_lines)::bigint as lines, (select count(*) from journal_entries)::bigint as entries, (select count(*) from cash_facts)::bigint as facts, pg_size_pretty(pg_database_size(current_database())) as size`;

@@ -1,5 +1,6 @@
-// The double-entry journal: one entry per business fact, lines summing to zero per currency
-// (checked here, and enforced by the database at commit), never updated or deleted.
+// The double-entry journal: one entry per business fact, its lines inserted by one statement and
+// summing to zero per currency (checked here, and by the database at that statement: the trigger in
+// ops/migrations/functions/journal_lines_summarize.sql), never updated or deleted.
 import { accounts, type Account } from './accounts.js';
 import { randomUUID } from 'node:crypto';
 import type { Db, Sql } from './db.js';
@@ -70,13 +71,18 @@ export async function summarizePending(sql: Sql, limit = SUMMARY_BATCH): Promise
   return Number(r.n);
 }
 
-/** Batches until the list is empty or `maxBatches` ran (the maintenance job, every second). */
-export async function summarizeAll(sql: Sql, maxBatches = 50): Promise<number> {
+/**
+ * Batches of `batch` until the list is empty or `maxBatches` ran (the maintenance job, every second:
+ * at most 50,000 entries a run; a bench draining what it generated: no cap).
+ */
+export async function summarizeAll(sql: Sql, o: { batch?: number; maxBatches?: number } = {}): Promise<number> {
+  const batch = o.batch ?? SUMMARY_BATCH;
+  const maxBatches = o.maxBatches ?? 50;
   let total = 0;
   for (let i = 0; i < maxBatches; i++) {
-    const n = await summarizePending(sql);
+    const n = await summarizePending(sql, batch);
     total += n;
-    if (n < SUMMARY_BATCH) break;
+    if (n < batch) break;
   }
   return total;
 }
@@ -90,9 +96,12 @@ export function vacuumPending(sql: Sql) {
   return sql`vacuum (skip_locked) ledger_pending`.simple();
 }
 
+/** ledger_summarize's `limit` is an integer: its largest value means "all". */
+const ALL_PENDING = 2_147_483_647;
+
 /** Every pending entry of one book, waiting for rows another summarizer holds (inside the caller's transaction). */
 export function summarizeBook(tx: Db, tenantId: string, livemode: boolean) {
-  return tx`select ledger_summarize(2147483647, ${tenantId}::uuid, ${livemode}::boolean)`;
+  return tx`select ledger_summarize(${ALL_PENDING}::int, ${tenantId}::uuid, ${livemode}::boolean)`;
 }
 
 /**
