@@ -12,23 +12,20 @@ import { createSql, ensureDatabase, type Sql } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
 import { captureLines, postEntry, summarizeAll, summarizeBook, summarizePending } from '../kernel/ledger.js';
 import type { Account } from '../kernel/accounts.js';
-import { testConfig } from './helpers/app.js';
+import { scratchDatabase } from './helpers/db.js';
 
 // A database of its own: the other test files' workers run the summarizing job every second on the
 // shared one, and the checks below need to know who summarizes what.
-const url = new URL(testConfig().databaseUrl);
-url.pathname = `/orq_summaries_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
+const scratch = scratchDatabase('orq_summaries');
 let sql: Sql;
 t.before(async () => {
-  await ensureDatabase(url.toString());
-  sql = createSql(url.toString(), 12);
+  await ensureDatabase(scratch.url);
+  sql = createSql(scratch.url, 12);
   await migrate(sql);
 });
 t.teardown(async () => {
   await sql.end();
-  const admin = createSql(new URL('/postgres', url).toString(), 1);
-  await admin.unsafe(`drop database if exists "${url.pathname.slice(1)}"`);
-  await admin.end();
+  await scratch.drop();
 });
 
 async function charge(tenant: string, livemode: boolean, amount: number, tip: number, branch: string | null) {

@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { createSql, ensureDatabase } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
 import { testConfig } from './helpers/app.js';
+import { scratchDatabase } from './helpers/db.js';
 
 t.test('concurrent migrators apply each file once; edits are refused', async (t) => {
-  const base = new URL(testConfig().databaseUrl);
-  base.pathname = `/orq_mig_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
-  const url = base.toString();
+  const scratch = scratchDatabase('orq_mig');
+  const url = scratch.url;
   t.equal(await ensureDatabase(url), true, 'created');
   t.equal(await ensureDatabase(url), false, 'exists now');
   const dir = mkdtempSync(join(tmpdir(), 'orq-mig-'));
@@ -31,16 +31,13 @@ t.test('concurrent migrators apply each file once; edits are refused', async (t)
     t.equal(c[0].c, null, 'a failed migration leaves nothing half-applied');
   } finally {
     await Promise.all(pools.map((p) => p.end()));
-    const admin = createSql(url.replace(/\/[^/]+$/, '/postgres'), 1);
-    await admin.unsafe(`drop database if exists "${base.pathname.slice(1)}"`);
-    await admin.end();
+    await scratch.drop();
   }
 });
 
 t.test('repeatable function files: applied after the numbered ones, once across migrators, again only when changed, all or none', async (t) => {
-  const base = new URL(testConfig().databaseUrl);
-  base.pathname = `/orq_migfn_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
-  const url = base.toString();
+  const scratch = scratchDatabase('orq_migfn');
+  const url = scratch.url;
   await ensureDatabase(url);
   const dir = mkdtempSync(join(tmpdir(), 'orq-migfn-'));
   mkdirSync(join(dir, 'functions'));
@@ -103,18 +100,15 @@ t.test('repeatable function files: applied after the numbered ones, once across 
     t.equal(await value('fn_a'), 3, 'the recorded functions are left alone');
   } finally {
     await Promise.all(pools.map((p) => p.end()));
-    const admin = createSql(url.replace(/\/[^/]+$/, '/postgres'), 1);
-    await admin.unsafe(`drop database if exists "${base.pathname.slice(1)}"`);
-    await admin.end();
+    await scratch.drop();
   }
 });
 
 t.test("0153: the console's four-eyes decisions move into approvals with their ids; operator_decisions is dropped", async (t) => {
   const { copyFileSync, readdirSync } = await import('node:fs');
   const { migrationsDir } = await import('../ops/paths.js');
-  const base = new URL(testConfig().databaseUrl);
-  base.pathname = `/orq_mig153_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
-  const url = base.toString();
+  const scratch = scratchDatabase('orq_mig153');
+  const url = scratch.url;
   await ensureDatabase(url);
   const dir = mkdtempSync(join(tmpdir(), 'orq-mig153-'));
   const files = readdirSync(migrationsDir).filter((f) => /^\d{4}_.*\.sql$/.test(f)).sort();
@@ -147,9 +141,7 @@ t.test("0153: the console's four-eyes decisions move into approvals with their i
     await t.rejects(sql`insert into approvals (id, tenant_id, livemode, subject_kind, status, request, requested_by) values (${crypto.randomUUID()}, ${ten}, true, 'operator_decision', 'pending', ${sql.json({ action: 'tenant.release', target_id: ten })}, 'x')`, /approvals_operator_open/, 'one open decision per action and target');
   } finally {
     await sql.end();
-    const admin = createSql(url.replace(/\/[^/]+$/, '/postgres'), 1);
-    await admin.unsafe(`drop database if exists "${base.pathname.slice(1)}"`);
-    await admin.end();
+    await scratch.drop();
   }
 });
 

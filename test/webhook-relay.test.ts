@@ -11,13 +11,13 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { Redis } from 'ioredis';
 import type { RedisClient } from '../kernel/redis.js';
-import { createSql } from '../kernel/db.js';
 import { createLogger } from '../kernel/log.js';
 import { appendEvent, relayWakeChannel, wakeRelay } from '../kernel/outbox.js';
 import { RelayLoop } from '../actors/webhooks/relay.js';
 import { WebhookDelivery } from '../actors/webhook-delivery.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { serviceProcesses, sharedWith, startTestApp, testConfig, type TestApp } from './helpers/app.js';
+import { scratchDatabase } from './helpers/db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const turn = () => new Promise((r) => setImmediate(r));
@@ -25,17 +25,9 @@ const log = createLogger('silent');
 const OFF = '3600000'; // an hour: the poll, sweeps and reconciler never run during a test
 
 /** A database of this file's own; dropped at the end (after every app on it has stopped). */
-function scratchDatabaseUrl(): string {
-  const u = new URL(testConfig().databaseUrl);
-  u.pathname = `/orq_whrelay_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
-  return u.toString();
-}
-const scratch = scratchDatabaseUrl();
-t.teardown(async () => {
-  const admin = createSql(scratch.replace(/\/[^/]+$/, '/postgres'), 1);
-  await admin.unsafe(`drop database if exists "${new URL(scratch).pathname.slice(1)}" with (force)`);
-  await admin.end();
-});
+const scratchDb = scratchDatabase('orq_whrelay');
+const scratch = scratchDb.url;
+t.teardown(() => scratchDb.drop());
 
 /** Messages on a channel, in order; `mark` publishes a sentinel through `via` and waits for it, so every earlier publish on `via` has arrived. */
 async function listen(channel: string) {
