@@ -298,8 +298,12 @@ export class EntityActor {
     const wroteEvents = new Set<string>(); // the tenants whose events the step wrote
     await inSpan('postgres transaction', { [ATTR.dbSystem]: 'postgresql', [ATTR.dbOperation]: `${def.kind}.step` }, () =>
       atomically(sql, async (tx) => {
-        const pending: Array<Promise<unknown>> = [];
-        if (guard) pending.push(tx`${guard}`);
+        // Every statement below is issued on `tx` without awaiting it: `atomically` sends COMMIT
+        // behind them in the same flight and reports the first that failed (a fence, the guard, a
+        // ledger check), so no statement's result is waited for here. (Awaiting the ledger's and
+        // the guard's results before returning cost every step with a ledger entry a second round
+        // trip: COMMIT went out only after their answers.)
+        if (guard) tx`${guard}`;
         // The steps of other entities the step carries (plan.also: first, so that the step's own
         // rows may refer to them), the step, then the steps its events' reactions return: each
         // with its own fence, history, timers, events and ledger, in this one transaction.
@@ -310,14 +314,13 @@ export class EntityActor {
           if (depth > 4) throw new Error(`reactions of ${def.kind} ${row.id} kept returning plans`);
           const domain: DomainEvent[] = [];
           for (const st of steps) {
-            this.issue(tx, st, env, after, pending, domain);
+            this.issue(tx, st, env, after, domain);
             if (st.plan !== plan) after.push(...(st.plan.jobs ?? []));
             if (st.plan.events?.length) wroteEvents.add(st.row.tenant_id);
           }
           steps = domain.length ? (await this.d.reactions.run(domain, { tx, sql, at: env.at, now: env.now, after: (j) => after.push(j) })).flatMap(carried) : [];
         }
         if (idem && plan.response) void saveIdempotent(tx, idem, plan.response.status, plan.response.body);
-        await Promise.all(pending);
       }).catch((e: unknown) => {
         throw isFence(e) || def.lostRace?.(e) ? new Fenced(e) : e;
       }),
@@ -328,7 +331,7 @@ export class EntityActor {
   }
 
   /** The statements of one entity's step, issued (pipelined) on the transaction; its domain events are collected. */
-  private issue(tx: Sql, st: EntityPlan, env: StepEnv, after: JobRequest[], pending: Array<Promise<unknown>>, domain: DomainEvent[]): void {
+  private issue(tx: Sql, st: EntityPlan, env: StepEnv, after: JobRequest[], domain: DomainEvent[]): void {
     const sql = this.d.sql;
     const { def, plan } = st;
     const row = plan.create ? ({ ...st.row, ...plan.create, version: 0 } as EntityRow) : st.row;
@@ -364,11 +367,8 @@ export class EntityActor {
         after.push(this.d.timers.request(t.kind, { ...tenant, entityId: t.entityId, dueAt: t.dueAt }, env.now));
       }
     }
-    for (const e of plan.ledger ?? []) {
-      const posted = postEntry(tx, e);
-      posted.catch(() => {}); // awaited with the others at the end; handled now, since reactions may be awaited first
-      pending.push(posted);
-    }
+    // The entry's statements are tracked by `atomically` like the others; its own promise is not awaited.
+    for (const e of plan.ledger ?? []) postEntry(tx, e).catch(() => {});
     for (const e of plan.events ?? []) appendEvent(tx, { ...tenant, type: e.type, entityId: e.entityId ?? row.id, data: e.data, eventId: e.eventId });
     for (const e of [...(plan.events ?? []), ...(plan.signals ?? [])]) domain.push({ type: e.type, data: e.data, entityId: e.entityId ?? row.id, ...tenant, entityKind: def.kind });
   }
