@@ -4,7 +4,7 @@
 // trace id. BullMQ itself keeps no finished job (removeOnComplete/removeOnFail: Postgres is the
 // truth and the reconcilers rebuild lost work), so this is the only record of attempts and
 // errors. Appending is fire-and-forget after the run: it never delays or fails a job.
-import type { RedisClient } from './redis.js';
+import { isCluster, type RedisClient } from './redis.js';
 
 export interface JobRun {
   job_id: string;
@@ -24,12 +24,18 @@ export interface JobRun {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The entity ids a job's data names (each uuid-valued field), at most 4. */
+/**
+ * Fields that name no inspectable object: the tenant (every job of a tenant names it; nothing reads a
+ * tenant's list, the inspection is per object) and the trace.
+ */
+const NOT_AN_OBJECT = new Set(['_trace', 'tenantId', 'tenant_id']);
+
+/** The entity ids a job's data names (each uuid-valued field but the tenant's), at most 4. */
 export function entitiesOf(data: unknown): string[] {
   if (!data || typeof data !== 'object') return [];
   const out = new Set<string>();
   for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
-    if (k !== '_trace' && typeof v === 'string' && UUID.test(v)) out.add(v.toLowerCase());
+    if (!NOT_AN_OBJECT.has(k) && typeof v === 'string' && UUID.test(v)) out.add(v.toLowerCase());
     if (out.size >= 4) break;
   }
   return [...out];
@@ -57,11 +63,21 @@ export class JobHistory {
     const ids = entitiesOf(data);
     if (!ids.length) return;
     const entry = JSON.stringify(run);
-    // One MULTI per entity: each touches one key, so it stays in one hash slot on a Redis Cluster.
-    for (const id of ids) {
-      const key = this.key(id);
-      this.redis.multi().lpush(key, entry).ltrim(key, 0, this.opts.max - 1).expire(key, this.opts.ttlSeconds).exec().catch(() => {});
+    // On a Redis Cluster one MULTI per entity (each touches one key, so it stays in one hash slot);
+    // on a single Redis one MULTI for all of them: one write and one answer per run instead of one
+    // per entity (the worker's capture named three: a round trip each, bench/RESULTS.md).
+    if (isCluster(this.redis)) {
+      for (const id of ids) this.append(this.redis.multi(), id, entry).exec().catch(() => {});
+    } else {
+      let m = this.redis.multi();
+      for (const id of ids) m = this.append(m, id, entry);
+      m.exec().catch(() => {});
     }
+  }
+
+  private append(m: ReturnType<RedisClient['multi']>, id: string, entry: string) {
+    const key = this.key(id);
+    return m.lpush(key, entry).ltrim(key, 0, this.opts.max - 1).expire(key, this.opts.ttlSeconds);
   }
 
   /** The runs recorded for an entity, oldest first. */
