@@ -8,6 +8,7 @@ import { FakeStp } from './fakes/stp.js';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { startTestApp, type TestApp, until } from './helpers/app.js';
+import { scratchDatabase } from './helpers/db.js';
 
 let a: TestApp;
 let fake: FakeStp;
@@ -30,14 +31,22 @@ const settled = (id: string, key = ten.testKey) => until(() => get(id, key), (r)
 const lines = (refId: string) => a.app.deps.sql`
   select e.kind, l.account, l.amount_minor from journal_lines l join journal_entries e on e.id = l.entry_id where e.ref_id = ${refId} order by e.created_at, l.id`;
 
+// A database of this file's own, dropped at the end (test/helpers/db.ts). Its live tenants keep STP
+// credentials sealed with this app's secrets key (a key of its own STATE_DIR) and payouts sent today;
+// in the shared test database every later test file's worker, each with another key, ran the day's
+// conciliation over them at its start and logged "sealed value does not open", for one more tenant
+// at each `npm test` of the day.
+const db = scratchDatabase('orq_payouts');
+
 t.before(async () => {
   fake = await new FakeStp({ empresa: 'MERCADOUNO', publicKey: keys.publicKey }).start();
-  a = await startTestApp({ ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', STP_API_URL: fake.url, SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });
+  a = await startTestApp({ DATABASE_URL: db.url, ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', STP_API_URL: fake.url, SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });
   ten = await a.newTenant();
 });
 t.teardown(async () => {
-  await a.stop();
-  await fake.stop();
+  await a?.stop();
+  await fake?.stop();
+  await db.drop();
 });
 
 t.test('validations: every payout.* code of the spec, and ours', async (t) => {
