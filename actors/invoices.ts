@@ -424,10 +424,13 @@ export class Invoices {
     const receptor = this.receptorFor(receptorIn, ctx.issuer);
     // One request per charge at a time; the unique index invoices_live_per_charge has the last word.
     return this.d.actor.withLock(this.chargeLock, ch.id, LOCK_WAIT_MS, async () => {
-      // One query: is the charge a payment of a PPD invoice, or does it have a live invoice?
+      // One query: is the charge a payment of a PPD invoice (a live complement: an `error` or
+      // `cancelled` one frees its charge, migration 0124), or does it have a live invoice (its own
+      // or a replacement)? Two index lookups: invoice_payments_charge (its predicate is this one),
+      // invoices_charge (0183).
       const liveOf = async () => {
         const [r] = await this.sql`
-          select (select invoice_id from invoice_payments where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status <> 'error' limit 1) as applied,
+          select (select invoice_id from invoice_payments where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status not in ('error', 'cancelled') limit 1) as applied,
                  (select id from invoices where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status in ('pending', 'stamped', 'cancel_pending') limit 1) as live`;
         if (r.applied) throw new ApiError('invoice.payment_already_applied', `Payment intent ${ch.id} is a payment of invoice ${r.applied} (payment complement); it is not invoiced again.`);
         return r.live ? await this.fresh(r.live) : undefined;
@@ -629,7 +632,8 @@ export class Invoices {
         await this.settlePending(h, ctx);
         h = await this.fresh(invoiceId, p);
       }
-      const [used] = await this.sql`select * from invoice_payments where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status <> 'error'`;
+      // The charge's live complement, if any (an `error` or `cancelled` one frees its charge: it may pay again, migration 0124).
+      const [used] = await this.sql`select * from invoice_payments where tenant_id = ${p.tenantId} and livemode = ${p.livemode} and payment_intent_id = ${ch.id} and status not in ('error', 'cancelled')`;
       if (used) {
         if (used.invoice_id === invoiceId && (used.status === 'stamped' || used.status === 'cancel_pending')) return { row: used, created: false }; // idempotent per (invoice, charge)
         throw new ApiError('invoice.payment_already_applied', `Payment intent ${ch.id} already settles invoice ${used.invoice_id}.`);

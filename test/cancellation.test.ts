@@ -55,6 +55,24 @@ t.test('a PPD with two live REPs: refused naming them; REPs cancelled from the l
   t.equal(ok.body.status, 'cancelled');
 });
 
+t.test('a cancelled REP frees its charge: it pays again, or has its own invoice (PUE)', async (t) => {
+  const inv = await post('/v1/invoices/ppd', { total_minor: 30000, receptor });
+  const ch = await charge(10000);
+  const rep = await post(`/v1/invoices/${inv.body.id}/payments`, { payment_intent_id: ch.id });
+  t.equal(rep.status, 201, rep.text);
+  t.equal((await post('/v1/invoices', { payment_intent_id: ch.id, receptor })).body.error?.code, 'invoice.payment_already_applied', 'a live REP holds its charge');
+  t.equal((await post(`/v1/invoices/${rep.body.id}/cancel`, { motivo: '02' })).body.status, 'cancelled');
+  const again = await post(`/v1/invoices/${inv.body.id}/payments`, { payment_intent_id: ch.id });
+  t.equal(again.status, 201, again.text);
+  t.match(again.body, { parcialidad: 1, payment_intent_id: ch.id, status: 'stamped' }, 'the same charge pays again, in the place given back');
+  t.not(again.body.id, rep.body.id);
+  t.equal((await post(`/v1/invoices/${again.body.id}/cancel`, { motivo: '02' })).body.status, 'cancelled');
+  const pue = await post('/v1/invoices', { payment_intent_id: ch.id, receptor });
+  t.equal(pue.status, 201, pue.text);
+  t.match(pue.body, { metodo_pago: 'PUE', status: 'stamped', payment_intent_id: ch.id }, 'no live REP: the charge is invoiced on its own');
+  t.equal((await post(`/v1/invoices/${inv.body.id}/payments`, { payment_intent_id: ch.id })).body.error?.code, 'invoice.payment_already_applied', 'its own invoice holds it now');
+});
+
 t.test('a PUE with a live credit note: refused; the credit note is cancelled first', async (t) => {
   const inv = await post('/v1/invoices', { payment_intent_id: (await charge(11600)).id, receptor });
   const nc = await post(`/v1/invoices/${inv.body.id}/credit-notes`, { total_minor: 1160 });

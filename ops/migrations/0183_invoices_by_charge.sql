@@ -1,0 +1,21 @@
+-- The cost of a payment (issue 26): an invoice's lookups by its charge must be index lookups.
+--
+-- Evidence (2026-11-27, EXPLAIN (ANALYZE, BUFFERS) on a database with 24,000 invoices of one tenant;
+-- bench/invoices with pg_stat_statements: 250-470 buffers per POST /v1/invoices, growing with the
+-- tenant's invoices): POST /v1/invoices asks under the charge's lock whether the charge has a live
+-- invoice, `... where tenant_id = $ and livemode = $ and payment_intent_id = $ and status in
+-- ('pending', 'stamped', 'cancel_pending')`. The only index on invoices by charge,
+-- invoices_live_per_charge (0124), leaves out replacements (`replaces_invoice_id is null`): it is
+-- the uniqueness of a charge's own invoice, and a live replacement (motivo 01) of the same charge
+-- sits beside it. The question must find replacements too (a replacement whose original was
+-- cancelled is the charge's only live invoice and blocks another), so the planner could not use that
+-- index and read every invoice of the tenant: Seq Scan on invoices, Rows Removed by Filter: 19,000,
+-- 1,056 buffers, 7 ms.
+--
+-- An index on the charge over every invoice that has one (any status): the same question is an
+-- index lookup (a charge has one invoice, or a few with its replacements and cancelled ones), and so
+-- are the other lookups of a charge's invoices (the payment complement's check in
+-- registerPayment, self-invoicing's existing invoice, receivables' invoice of a charge, the bank
+-- statement's match). Not unique: the uniqueness stays invoices_live_per_charge's. tenant_id leads
+-- (one shard under Citus, docs/scaling.md).
+create index if not exists invoices_charge on invoices (tenant_id, livemode, payment_intent_id) where payment_intent_id is not null;
