@@ -10,7 +10,7 @@
 // twice for one purpose.
 import { randomUUID } from 'node:crypto';
 import { untouchedSql, type Capability } from '../kernel/capability.js';
-import type { Sql } from '../kernel/db.js';
+import { atomically, type Sql } from '../kernel/db.js';
 import { LockBusy, clockOf, type EntityActor, type EntityDef, type Scope } from '../kernel/entity.js';
 import { ApiError } from '../kernel/errors.js';
 import type { IdempotencyHandle } from '../kernel/idempotency.js';
@@ -277,12 +277,29 @@ export class Invoices {
     return { rfc: i.rfc, nombre: i.nombre, regimenFiscal: i.regimenFiscal };
   }
 
-  /** Folios need not be consecutive for SAT; one is taken per CFDI built (a failed build leaves a gap). */
+  /**
+   * Folios need not be consecutive for SAT; one is taken per CFDI built (a failed build leaves a gap).
+   * Every CFDI of a tenant and mode takes this one row, so its transaction commits asynchronously
+   * (`synchronous_commit` off for it alone): the row lock ends with the statement instead of after a
+   * WAL flush, which the next CFDI's folio waited for (bench/RESULTS.md, issue 26 sixth session). No
+   * folio is used twice: a folio is used only by a CFDI whose `pending` row commits (synchronously)
+   * after it, and that commit flushes the WAL up to itself, this increment included; a crash before
+   * that loses the increment but leaves no CFDI with the folio (the PAC is called only once the
+   * `pending` row is committed), so taking it again is no duplicate. One round trip (kernel/db.ts
+   * `atomically`: begin, set, update, commit in one flight). Under Citus the SET reaches the shard
+   * only with citus.propagate_set_commands = local (else it commits synchronously, as before); either
+   * way the argument holds there, the profile and the CFDI rows of a tenant being on one node.
+   */
   private async takeFolio(i: Issuer, kind: 'F' | 'NC' | 'RP'): Promise<string> {
     const col = kind === 'F' ? 'next_folio' : kind === 'NC' ? 'next_folio_nc' : 'next_folio_rp';
     const sql = this.sql;
-    const [r] = await sql`update fiscal_profiles set ${sql(col)} = ${sql(col)} + 1 where tenant_id = ${i.tenantId} and livemode = ${i.livemode} returning ${sql(col)} - 1 as folio`;
-    return String(r.folio);
+    let taken!: Promise<Row[]>;
+    await atomically(sql, (tx) => {
+      tx`set local synchronous_commit = off`;
+      taken = tx`update fiscal_profiles set ${sql(col)} = ${sql(col)} + 1 where tenant_id = ${i.tenantId} and livemode = ${i.livemode} returning ${sql(col)} - 1 as folio`;
+    });
+    const [r] = await taken;
+    return String(r!.folio);
   }
 
   /**
