@@ -4,6 +4,7 @@
 import type { Sql } from '../kernel/db.js';
 import type { Logger } from '../kernel/log.js';
 import { ApiError } from '../kernel/errors.js';
+import { tenantOffsetMsSql } from '../kernel/clock.js';
 import type { Principal } from '../kernel/principal.js';
 import { REGIMENES } from '../formats/cfdi/catalogs.js';
 import { CsdError, loadCsd, readCertificate, type Csd } from '../formats/cfdi/csd.js';
@@ -222,10 +223,14 @@ async function toIssuer(d: FiscalDeps, r: Row): Promise<Issuer> {
   return issuer;
 }
 
-export async function issuerFor(d: FiscalDeps, tenantId: string, livemode: boolean): Promise<Issuer | null> {
+/**
+ * The issuer of a tenant and mode with its tenant clock's offset (ms, 0 in live mode: kernel/clock.ts),
+ * read in one statement: what every CFDI request reads first (actors/invoices.ts `context`).
+ */
+export async function issuerFor(d: FiscalDeps, tenantId: string, livemode: boolean): Promise<{ issuer: Issuer; clockOffsetMs: number } | null> {
   const sql = d.sql;
-  const [row] = await sql`select * from fiscal_profiles where tenant_id = ${tenantId} and livemode = ${livemode}`;
-  return row ? toIssuer(d, row) : null;
+  const [row] = await sql`select f.*, ${tenantOffsetMsSql(sql, 'f.tenant_id', 'f.livemode')} as clock_offset_ms from fiscal_profiles f where f.tenant_id = ${tenantId} and f.livemode = ${livemode}`;
+  return row ? { issuer: await toIssuer(d, row), clockOffsetMs: livemode ? 0 : Number(row.clock_offset_ms) } : null;
 }
 
 /** The enabled self-invoice portal of a slug, or null (unknown or disabled: the same answer). */

@@ -20,7 +20,7 @@ import { accounts } from '../kernel/accounts.js';
 import { refundCoverLines } from './invoice-books.js';
 import type { Logger } from '../kernel/log.js';
 import type { SecretBox } from '../kernel/secret-box.js';
-import { nowFor, tenantOffsetMsSql } from '../kernel/clock.js';
+import { tenantNow, tenantOffsetMsSql } from '../kernel/clock.js';
 import type { Principal } from '../kernel/principal.js';
 import { initialState } from '../kernel/machine-step.js';
 import { invoiceMachine } from '../machines/invoice.js';
@@ -241,8 +241,9 @@ export class Invoices {
 
   /** The fiscal profile and what stamping in this mode needs, or the spec's error. */
   private async context(tenantId: string, livemode: boolean): Promise<Ctx> {
-    const issuer = await issuerFor(this.d, tenantId, livemode);
-    if (!issuer) throw new ApiError('invoice.fiscal_profile_missing', 'No fiscal profile for this mode: PUT /v1/fiscal_profile first.');
+    const found = await issuerFor(this.d, tenantId, livemode);
+    if (!found) throw new ApiError('invoice.fiscal_profile_missing', 'No fiscal profile for this mode: PUT /v1/fiscal_profile first.');
+    const { issuer } = found;
     const provider = issuer.pacProvider as PacProvider;
     if (PAC_IS_LIVE[provider] !== livemode) {
       throw new ApiError('invoice.livemode_mismatch', `A ${livemode ? 'live' : 'test-mode'} charge cannot be stamped by pac_provider "${provider}", a ${PAC_IS_LIVE[provider] ? 'live' : 'test-mode'} PAC: test mode stamps with "sim", live mode with a real PAC.`);
@@ -252,7 +253,7 @@ export class Invoices {
       if (!issuer.pacUser || !issuer.pacPassword) throw new ApiError('invoice.pac_credentials_incomplete', `The ${provider} ${issuer.pacUser ? 'pac_password' : 'pac_user'} is missing.`);
       if (!issuer.csd) throw new ApiError('invoice.csd_missing');
     }
-    return { issuer, pac: this.pacs.get(provider), now: await nowFor(this.sql, tenantId, livemode) };
+    return { issuer, pac: this.pacs.get(provider), now: tenantNow(found.clockOffsetMs, livemode) };
   }
 
   private async charge(tenantId: string, livemode: boolean, id: string): Promise<Charge> {
