@@ -112,4 +112,11 @@ t.test('normalize-space and local time', async (t) => {
   t.equal(normalizeSpace('  a \t\n b  '), 'a b');
   t.equal(normalizeSpace('a\u00a0b'), 'a\u00a0b', 'a no-break space is not XML whitespace');
   t.equal(fechaLocal(new Date('2026-01-01T05:59:59Z')), '2025-12-31T23:59:59', 'Mexico City is UTC-6');
+  // The last second's text is kept per zone: the same second answers the same, another second or zone its own.
+  t.equal(fechaLocal(new Date('2026-01-01T05:59:59.999Z')), '2025-12-31T23:59:59', 'the same second');
+  t.equal(fechaLocal(new Date('2026-01-01T06:00:00.000Z')), '2026-01-01T00:00:00', 'the next second');
+  t.equal(fechaLocal(new Date('2026-01-01T06:00:00.500Z'), 'UTC'), '2026-01-01T06:00:00', 'the same second in another zone');
+  t.equal(fechaLocal(new Date('2026-01-01T06:00:00.700Z')), '2026-01-01T00:00:00', 'each zone keeps its own');
+  t.equal(fechaLocal(new Date('2022-07-01T12:00:00Z')), '2022-07-01T07:00:00', 'DST before October 2022: UTC-5');
+  t.throws(() => fechaLocal(new Date(NaN)), RangeError, 'an invalid date is refused as before');
 });
