@@ -253,6 +253,16 @@ t.test('PPD and payment complements: the chain, the list, over-payment, codes', 
   t.equal((await invoice({ payment_intent_id: p2.id, receptor })).body.error.code, 'invoice.payment_already_applied', 'a REP charge is not invoiced again');
 });
 
+t.test('concurrent invoices of a tenant take distinct folios (the folio commits asynchronously)', async (t) => {
+  const charges = await Promise.all([1, 2, 3, 4, 5, 6].map(() => charge(11600)));
+  const res = await Promise.all(charges.map((c) => invoice({ payment_intent_id: c.id, receptor })));
+  t.same(res.map((r) => r.status), res.map(() => 201), res.map((r) => r.text).join('\n'));
+  const folios = res.map((r) => r.body.folio as string);
+  t.equal(new Set(folios).size, folios.length, `no folio twice: ${folios.join(', ')}`);
+  const xmls = await Promise.all(res.map((r) => a.call('GET', `/v1/invoices/${r.body.id}/xml`, { key: ten.testKey })));
+  t.ok(xmls.every((x, i) => x.text.includes(`Folio="${folios[i]}"`)), 'each CFDI carries its folio');
+});
+
 t.test('concurrent payment complements never break the chain', async (t) => {
   const r = await ppd(60000);
   const charges = await Promise.all([10000, 10000, 10000, 10000, 10000, 10000, 10000].map((m) => charge(m)));
