@@ -294,6 +294,8 @@ export class Invoices {
   private async takeFolio(i: Issuer, kind: 'F' | 'NC' | 'RP'): Promise<string> {
     const col = kind === 'F' ? 'next_folio' : kind === 'NC' ? 'next_folio_nc' : 'next_folio_rp';
     const sql = this.sql;
+    // The update's answer is read after `atomically` resolves: returning its promise from the build
+    // would make `atomically` wait for it before sending COMMIT, a second round trip.
     let taken!: Promise<Row[]>;
     await atomically(sql, (tx) => {
       tx`set local synchronous_commit = off`;
