@@ -962,6 +962,60 @@ export function profileTables(s: ProfileSummary, topFunctions = 20): string {
   ].join('\n\n');
 }
 
+/** A stretch of a profile between two idle samples: the event loop never waited, so every answer due meanwhile waited for it. */
+export interface LongTask {
+  /** CLOCK_MONOTONIC µs of its first sample (as monoUs()). */
+  startUs: number;
+  /** Wall time from its first to its last sample: CPU, and the time the process waited for a core meanwhile. */
+  ms: number;
+  /** What its samples were doing: the nearest app frame (or, without one, the leaf), in % of its samples. */
+  top: Array<{ name: string; pct: number }>;
+}
+
+/** The profile's busy stretches of at least `minMs` between `fromUs` and `toUs`, longest first. */
+export function longTasks(file: string, minMs = 20, fromUs?: number, toUs?: number, top = 4): LongTask[] {
+  const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) byId.set(n.id, n);
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const lo = fromUs ?? p.startTime;
+  const hi = toUs ?? p.endTime;
+  const label = (id: number): string => {
+    for (let a: number | undefined = id; a !== undefined; a = parent.get(a)) {
+      const cf = byId.get(a)!.callFrame;
+      if (ownerOf(cf.functionName || '(anonymous)', cf.url).startsWith('app:')) return `${cf.functionName || '(anonymous)'} ${shortUrl(cf.url)}:${cf.lineNumber + 1}`;
+    }
+    const cf = byId.get(id)!.callFrame;
+    const owner = ownerOf(cf.functionName || '(anonymous)', cf.url);
+    return SPECIAL.has(cf.functionName) ? cf.functionName : `${cf.functionName || '(anonymous)'} (${owner})`;
+  };
+  const out: LongTask[] = [];
+  let cur: { start: number; end: number; ids: number[] } | undefined;
+  const close = () => {
+    if (cur && (cur.end - cur.start) / 1000 >= minMs && cur.start >= lo && cur.start <= hi) {
+      const counts = new Map<string, number>();
+      for (const id of cur.ids) counts.set(label(id), (counts.get(label(id)) ?? 0) + 1);
+      const rows = [...counts].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, c]) => ({ name, pct: Math.round((100 * c) / cur!.ids.length) }));
+      out.push({ startUs: cur.start, ms: (cur.end - cur.start) / 1000, top: rows });
+    }
+    cur = undefined;
+  };
+  let t = p.startTime;
+  for (let i = 0; i < p.samples.length; i++) {
+    t += p.timeDeltas[i] ?? 0;
+    const id = p.samples[i];
+    if (byId.get(id)?.callFrame.functionName === '(idle)') close();
+    else {
+      cur ??= { start: t, end: t, ids: [] };
+      cur.end = t;
+      cur.ids.push(id);
+    }
+  }
+  close();
+  return out.sort((a, b) => b.ms - a.ms);
+}
+
 /** The newest .cpuprofile in `dir` written by process `pid` (node names them CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile). */
 export function findProfile(dir: string, pid: number | undefined): string | undefined {
   try {

@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { Pool } from 'undici';
 import { ensureDatabase } from '../kernel/db.js';
-import { benchTenant, Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, fmt, freePort, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, startApp, waitForQuiet, runBench, type AppProcesses } from './confirm-lib.js';
+import { benchTenant, Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, freePort, longTasks, monoUs, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, startApp, waitForQuiet, runBench, type AppProcesses } from './confirm-lib.js';
 
-const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; analyze: boolean; 'keep-db': boolean; evidence: boolean; 'max-wait': number; api?: number; workers?: number; json?: string }>(
+const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; analyze: boolean; 'keep-db': boolean; evidence: boolean; 'max-wait': number; api?: number; workers?: number; json?: string; profile?: string }>(
   process.argv.slice(2),
   {
     rates: { type: 'string', default: '25,50,75,100,125,150', help: 'offered confirms/s, one measured run each, in this order' },
@@ -33,6 +33,7 @@ const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-
     api: { type: 'number', min: 1, max: 16, help: 'run the app as npm start -- --api N --workers M does (ops/processes.ts: N API processes on the one port, M workers; either option alone means 1 of the other) instead of one ROLE=all process' },
     workers: { type: 'number', min: 1, max: 16, help: 'worker processes under the supervisor (see --api)' },
     json: { type: 'string', help: 'write the results as JSON here' },
+    profile: { type: 'string', help: "run the one ROLE=all process under node --cpu-prof (profile written into this directory) and print its long tasks: the event loop's busy stretches that delay every answer due meanwhile" },
   },
   'npm run bench:openloop -- [options]',
 );
@@ -85,8 +86,11 @@ async function main(): Promise<number> {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: dbUrl(db), REDIS_PREFIX: prefix, ADMIN_KEY: adminKey, SEED_DEMO_TENANT: 'false', RATE_LIMIT_V1_PER_MIN: '1000000000', STATE_DIR: state };
   delete env.ROLE;
   const supervised = o.api !== undefined || o.workers !== undefined;
+  if (supervised && o.profile) throw new Error('--profile profiles the one ROLE=all process: leave out --api and --workers');
   let group: AppProcesses | undefined;
+  let app: { pid?: number; exitCode: number | null } | undefined;
   const results: RateResult[] = [];
+  const windows: Array<{ rate: number; startUs: number; endUs: number }> = [];
   let evidence: Awaited<ReturnType<PgEvidence['stop']>> | undefined;
   let evidenceRate = 0;
   const failures: string[] = [];
@@ -94,11 +98,10 @@ async function main(): Promise<number> {
   try {
     // `npm start` runs dist/ops/main.js (after install/build/preflight, done by ops/bench.mjs).
     const main = join(appRoot, 'dist', 'ops', 'main.js');
-    let app: { pid?: number; exitCode: number | null } | undefined;
     if (supervised) {
       group = await startApp(children, { main, cwd: appRoot, env, apis: o.api ?? 1, workers: o.workers ?? 1, port, ready: 'ipc', execArgv: [] });
       app = { exitCode: null };
-    } else app = children.spawnPlain('app', [main], env, appRoot);
+    } else app = children.spawnPlain('app', [...(o.profile ? ['--cpu-prof', '--cpu-prof-dir', o.profile, '--cpu-prof-interval', '250'] : []), main], env, appRoot);
     const base = `http://127.0.0.1:${port}`;
     for (let i = 0; ; i++) {
       const r = await fetch(`${base}/health/live`).catch(() => null);
@@ -166,6 +169,8 @@ async function main(): Promise<number> {
       const errorTexts: string[] = [];
       const inflight: Promise<void>[] = [];
       const t0 = performance.now() + 5;
+      const startedAt = new Date(Date.now() + 5).toISOString(); // the window's wall-clock start, to match logs and samplers
+      const startUs = monoUs() + 5000; // and its monotonic start, to match a profile's samples
       for (let i = 0; i < n; i++) {
         const due = t0 + (i * 1000) / rate;
         const wait = due - performance.now();
@@ -190,7 +195,7 @@ async function main(): Promise<number> {
       }
       await Promise.all(inflight);
       slow.sort((a, b) => b.ms - a.ms);
-      return { sent: inflight.length, lat, slow: slow.slice(0, 20), slowCount: slow.length, statuses, errors, errorTexts, wallS: (performance.now() - t0) / 1000 };
+      return { sent: inflight.length, startedAt, startUs, endUs: monoUs(), lat, slow: slow.slice(0, 20), slowCount: slow.length, statuses, errors, errorTexts, wallS: (performance.now() - t0) / 1000 };
     };
     const confirmBody = JSON.stringify({ payment_method: 'card', payment_token: 'tok_sim_ok' });
     const confirms = (ids: string[]) => () => {
@@ -248,6 +253,7 @@ async function main(): Promise<number> {
       };
       if (ir) res.invoices = { sent: ir.sent, ok: ir.statuses['201'] ?? ir.statuses['200'] ?? 0, p99: latencyStats(ir.lat).p99 };
       results.push(res);
+      windows.push({ rate, startUs: r.startUs, endUs: r.endUs });
       if (e) {
         evidence = e;
         evidenceRate = rate;
@@ -258,7 +264,7 @@ async function main(): Promise<number> {
         `${rate}/s: sent ${r.sent}, ${ok} x 200, p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms, max ${fmt(s.max, 1)} ms; app CPU ${fmt(res.appCpuPct)}%, Postgres ${fmt(res.pgCpuMsPerConfirm, 2)} ms/payment, other ${fmt(c.otherPct)}%, steal ${fmt(c.stealPct)}% (load ${load}); drained ${fmt(drainS, 1)} s` +
           (res.invoices ? `; invoices ${res.invoices.ok}/${res.invoices.sent} p99 ${fmt(res.invoices.p99, 1)} ms` : '') +
           '\n' +
-          (r.slowCount ? `  ${r.slowCount} answers over 50 ms; slowest due at (s into the window: ms): ${r.slow.slice(0, 8).map((x) => `${fmt(x.atS, 2)}: ${fmt(x.ms, 0)}`).join(', ')}\n` : ''),
+          (r.slowCount ? `  ${r.slowCount} answers over 50 ms; slowest due at (s into the window from ${r.startedAt}: ms): ${r.slow.slice(0, 8).map((x) => `${fmt(x.atS, 2)}: ${fmt(x.ms, 0)}`).join(', ')}\n` : ''),
       );
       if (s.p99 > o['stop-ms'] && ++over >= 2) break;
     }
@@ -271,6 +277,16 @@ async function main(): Promise<number> {
     else await dropDatabase(db).catch(() => {});
     await deleteRedisPrefix(prefix).catch(() => {});
     rmSync(state, { recursive: true, force: true });
+  }
+
+  if (o.profile && app?.pid) {
+    // The event loop's long busy stretches inside the measured windows: each delays every answer due meanwhile.
+    const file = findProfile(o.profile, app.pid);
+    const rows = file ? windows.flatMap((w) => longTasks(file, 15, w.startUs, w.endUs).map((t) => ({ w, t }))).sort((a, b) => b.t.ms - a.t.ms) : [];
+    process.stdout.write(
+      `\nlong tasks of the app (busy stretches >= 15 ms between idle samples inside the measured windows; wall time: CPU and waits for a core) in ${file ?? 'no profile found'}: ${rows.length}\n` +
+        (rows.length ? mdTable(['rate', 's into the window', 'ms', 'samples by nearest app frame (or leaf)'], rows.slice(0, 15).map(({ w, t }) => [`${w.rate}/s`, fmt((t.startUs - w.startUs) / 1e6, 2), fmt(t.ms, 1), t.top.map((x) => `${x.pct}% ${x.name}`).join('; ').replace(/\|/g, '\\|')])) + '\n' : ''),
+    );
   }
 
   const best = results.filter((r) => r.p99 <= 50 && r.ok === r.sent).reduce((a, r) => Math.max(a, r.rate), 0);
