@@ -90,7 +90,7 @@ async function main(): Promise<number> {
   let group: AppProcesses | undefined;
   let app: { pid?: number; exitCode: number | null } | undefined;
   const results: RateResult[] = [];
-  const windows: Array<{ rate: number; startUs: number; endUs: number }> = [];
+  const windows: Array<{ n: number; rate: number; startUs: number; endUs: number }> = [];
   let evidence: Awaited<ReturnType<PgEvidence['stop']>> | undefined;
   let evidenceRate = 0;
   const failures: string[] = [];
@@ -253,7 +253,7 @@ async function main(): Promise<number> {
       };
       if (ir) res.invoices = { sent: ir.sent, ok: ir.statuses['201'] ?? ir.statuses['200'] ?? 0, p99: latencyStats(ir.lat).p99 };
       results.push(res);
-      windows.push({ rate, startUs: r.startUs, endUs: r.endUs });
+      windows.push({ n: windows.length + 1, rate, startUs: r.startUs, endUs: r.endUs });
       if (e) {
         evidence = e;
         evidenceRate = rate;
@@ -285,7 +285,7 @@ async function main(): Promise<number> {
     const rows = file ? windows.flatMap((w) => longTasks(file, 15, w.startUs, w.endUs).map((t) => ({ w, t }))).sort((a, b) => b.t.ms - a.t.ms) : [];
     process.stdout.write(
       `\nlong tasks of the app (busy stretches >= 15 ms between idle samples inside the measured windows; wall time: CPU and waits for a core) in ${file ?? 'no profile found'}: ${rows.length}\n` +
-        (rows.length ? mdTable(['rate', 's into the window', 'ms', 'samples by nearest app frame (or leaf)'], rows.slice(0, 15).map(({ w, t }) => [`${w.rate}/s`, fmt((t.startUs - w.startUs) / 1e6, 2), fmt(t.ms, 1), t.top.map((x) => `${x.pct}% ${x.name}`).join('; ').replace(/\|/g, '\\|')])) + '\n' : ''),
+        (rows.length ? mdTable(['window (rate)', 's into the window', 'ms', 'samples by nearest app frame (or leaf)'], rows.slice(0, 15).map(({ w, t }) => [`${w.n} (${w.rate}/s)`, fmt((t.startUs - w.startUs) / 1e6, 2), fmt(t.ms, 1), t.top.map((x) => `${x.pct}% ${x.name}`).join('; ').replace(/\|/g, '\\|')])) + '\n' : ''),
     );
   }
 
