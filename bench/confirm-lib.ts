@@ -862,13 +862,19 @@ function ownerOf(fn: string, url: string): string {
   return u;
 }
 
-/** Summarizes a .cpuprofile, only counting samples taken between `fromUs` and `toUs` (CLOCK_MONOTONIC µs). */
-export function summarizeProfile(file: string, fromUs?: number, toUs?: number, top = 20): ProfileSummary {
+/** A .cpuprofile with its nodes by id and each node's parent. */
+function readProfile(file: string): { p: CpuProfile; byId: Map<number, ProfileNode>; parent: Map<number, number> } {
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
   for (const n of p.nodes) byId.set(n.id, n);
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  return { p, byId, parent };
+}
+
+/** Summarizes a .cpuprofile, only counting samples taken between `fromUs` and `toUs` (CLOCK_MONOTONIC µs). */
+export function summarizeProfile(file: string, fromUs?: number, toUs?: number, top = 20): ProfileSummary {
+  const { p, byId, parent } = readProfile(file);
   const lo = fromUs ?? p.startTime;
   const hi = toUs ?? p.endTime;
   const fnMs = new Map<string, number>();
@@ -974,11 +980,7 @@ export interface LongTask {
 
 /** The profile's busy stretches of at least `minMs` between `fromUs` and `toUs`, longest first. */
 export function longTasks(file: string, minMs = 20, fromUs?: number, toUs?: number, top = 4): LongTask[] {
-  const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
-  const byId = new Map<number, ProfileNode>();
-  const parent = new Map<number, number>();
-  for (const n of p.nodes) byId.set(n.id, n);
-  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const { p, byId, parent } = readProfile(file);
   const lo = fromUs ?? p.startTime;
   const hi = toUs ?? p.endTime;
   const label = (id: number): string => {
