@@ -862,6 +862,9 @@ function ownerOf(fn: string, url: string): string {
   return u;
 }
 
+/** An app frame as the profile tables name it: `function file:line`. */
+const frameName = (cf: ProfileNode['callFrame']) => `${cf.functionName || '(anonymous)'} ${shortUrl(cf.url)}:${cf.lineNumber + 1}`;
+
 /** A .cpuprofile with its nodes by id and each node's parent. */
 function readProfile(file: string): { p: CpuProfile; byId: Map<number, ProfileNode>; parent: Map<number, number> } {
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
@@ -915,7 +918,7 @@ export function summarizeProfile(file: string, fromUs?: number, toUs?: number, t
       const o = ownerOf(nn.callFrame.functionName || '(anonymous)', nn.callFrame.url);
       owners.add(o);
       if (!nearest && (o.startsWith('app:') || o.startsWith('npm:'))) nearest = o;
-      if (o.startsWith('app:')) appFns.add(`${nn.callFrame.functionName || '(anonymous)'} ${shortUrl(nn.callFrame.url)}:${nn.callFrame.lineNumber + 1}`);
+      if (o.startsWith('app:')) appFns.add(frameName(nn.callFrame));
     }
     for (const f of appFns) appFnMs.set(f, (appFnMs.get(f) ?? 0) + ms);
     for (const o of owners) inclMs.set(o, (inclMs.get(o) ?? 0) + ms);
@@ -978,7 +981,10 @@ export interface LongTask {
   top: Array<{ name: string; pct: number }>;
 }
 
-/** The profile's busy stretches of at least `minMs` between `fromUs` and `toUs`, longest first. */
+/**
+ * The profile's busy stretches of at least `minMs` that overlap `fromUs`–`toUs` (one that began just
+ * before the window still delays the answers due in it), longest first.
+ */
 export function longTasks(file: string, minMs = 20, fromUs?: number, toUs?: number, top = 4): LongTask[] {
   const { p, byId, parent } = readProfile(file);
   const lo = fromUs ?? p.startTime;
@@ -986,18 +992,20 @@ export function longTasks(file: string, minMs = 20, fromUs?: number, toUs?: numb
   const label = (id: number): string => {
     for (let a: number | undefined = id; a !== undefined; a = parent.get(a)) {
       const cf = byId.get(a)!.callFrame;
-      if (ownerOf(cf.functionName || '(anonymous)', cf.url).startsWith('app:')) return `${cf.functionName || '(anonymous)'} ${shortUrl(cf.url)}:${cf.lineNumber + 1}`;
+      if (ownerOf(cf.functionName || '(anonymous)', cf.url).startsWith('app:')) return frameName(cf);
     }
     const cf = byId.get(id)!.callFrame;
-    const owner = ownerOf(cf.functionName || '(anonymous)', cf.url);
-    return SPECIAL.has(cf.functionName) ? cf.functionName : `${cf.functionName || '(anonymous)'} (${owner})`;
+    return SPECIAL.has(cf.functionName) ? cf.functionName : `${cf.functionName || '(anonymous)'} (${ownerOf(cf.functionName || '(anonymous)', cf.url)})`;
   };
   const out: LongTask[] = [];
   let cur: { start: number; end: number; ids: number[] } | undefined;
   const close = () => {
-    if (cur && (cur.end - cur.start) / 1000 >= minMs && cur.start >= lo && cur.start <= hi) {
+    if (cur && (cur.end - cur.start) / 1000 >= minMs && cur.end >= lo && cur.start <= hi) {
       const counts = new Map<string, number>();
-      for (const id of cur.ids) counts.set(label(id), (counts.get(label(id)) ?? 0) + 1);
+      for (const id of cur.ids) {
+        const name = label(id);
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+      }
       const rows = [...counts].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, c]) => ({ name, pct: Math.round((100 * c) / cur!.ids.length) }));
       out.push({ startUs: cur.start, ms: (cur.end - cur.start) / 1000, top: rows });
     }

@@ -90,7 +90,7 @@ async function main(): Promise<number> {
   let group: AppProcesses | undefined;
   let app: { pid?: number; exitCode: number | null } | undefined;
   const results: RateResult[] = [];
-  const windows: Array<{ n: number; rate: number; startUs: number; endUs: number }> = [];
+  const windows: Array<{ rate: number; startUs: number; endUs: number }> = []; // the measured windows, in order
   let evidence: Awaited<ReturnType<PgEvidence['stop']>> | undefined;
   let evidenceRate = 0;
   const failures: string[] = [];
@@ -169,8 +169,9 @@ async function main(): Promise<number> {
       const errorTexts: string[] = [];
       const inflight: Promise<void>[] = [];
       const t0 = performance.now() + 5;
-      const startedAt = new Date(Date.now() + 5).toISOString(); // the window's wall-clock start, to match logs and samplers
-      const startUs = monoUs() + 5000; // and its monotonic start, to match a profile's samples
+      // The window's start on the wall clock (to match logs and samplers) and on CLOCK_MONOTONIC (a profile's samples).
+      const startedAt = new Date(performance.timeOrigin + t0).toISOString();
+      const startUs = monoUs() + (t0 - performance.now()) * 1000;
       for (let i = 0; i < n; i++) {
         const due = t0 + (i * 1000) / rate;
         const wait = due - performance.now();
@@ -253,7 +254,7 @@ async function main(): Promise<number> {
       };
       if (ir) res.invoices = { sent: ir.sent, ok: ir.statuses['201'] ?? ir.statuses['200'] ?? 0, p99: latencyStats(ir.lat).p99 };
       results.push(res);
-      windows.push({ n: windows.length + 1, rate, startUs: r.startUs, endUs: r.endUs });
+      windows.push({ rate, startUs: r.startUs, endUs: r.endUs });
       if (e) {
         evidence = e;
         evidenceRate = rate;
@@ -282,10 +283,10 @@ async function main(): Promise<number> {
   if (o.profile && app?.pid) {
     // The event loop's long busy stretches inside the measured windows: each delays every answer due meanwhile.
     const file = findProfile(o.profile, app.pid);
-    const rows = file ? windows.flatMap((w) => longTasks(file, 15, w.startUs, w.endUs).map((t) => ({ w, t }))).sort((a, b) => b.t.ms - a.t.ms) : [];
+    const rows = file ? windows.flatMap((w, i) => longTasks(file, 15, w.startUs, w.endUs).map((t) => ({ w, n: i + 1, t }))).sort((a, b) => b.t.ms - a.t.ms) : [];
     process.stdout.write(
-      `\nlong tasks of the app (busy stretches >= 15 ms between idle samples inside the measured windows; wall time: CPU and waits for a core) in ${file ?? 'no profile found'}: ${rows.length}\n` +
-        (rows.length ? mdTable(['window (rate)', 's into the window', 'ms', 'samples by nearest app frame (or leaf)'], rows.slice(0, 15).map(({ w, t }) => [`${w.n} (${w.rate}/s)`, fmt((t.startUs - w.startUs) / 1e6, 2), fmt(t.ms, 1), t.top.map((x) => `${x.pct}% ${x.name}`).join('; ').replace(/\|/g, '\\|')])) + '\n' : ''),
+      `\nlong tasks of the app (busy stretches >= 15 ms between idle samples overlapping the measured windows; wall time: CPU and waits for a core) in ${file ?? 'no profile found'}: ${rows.length}\n` +
+        (rows.length ? mdTable(['window (rate)', 's into the window', 'ms', 'samples by nearest app frame (or leaf)'], rows.slice(0, 15).map(({ w, n, t }) => [`${n} (${w.rate}/s)`, fmt((t.startUs - w.startUs) / 1e6, 2), fmt(t.ms, 1), t.top.map((x) => `${x.pct}% ${x.name}`).join('; ').replace(/\|/g, '\\|')])) + '\n' : ''),
     );
   }
 
