@@ -2,7 +2,7 @@
 //
 // The regression guard: `npm run bench:<name> -- --baseline <commit> [--rounds N] [bench options]`
 // builds <commit> in a worktree under /tmp (git worktree add --detach, node_modules shared when the
-// lock file is the same, else npm ci --prefer-offline; then its own build), and runs THIS tree's
+// lock file and patches/ are the same, else npm ci --prefer-offline; then its own build), and runs THIS tree's
 // bench against both builds in one invocation, alternating (base, head, then head, base, …), each
 // run with BENCH_APP_ROOT pointing at the build under test (the bench starts that build's app; the
 // load generator and its measurements are the same code). Each bench's --json carries `headline`:
@@ -12,7 +12,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build, checkNode, ensureInstalled, preflight, root } from './launcher.mjs';
+import { build, checkNode, ensureInstalled, installKey, preflight, root } from './launcher.mjs';
 
 checkNode();
 ensureInstalled();
@@ -73,7 +73,8 @@ if (!existsSync(stamp) || readFileSync(stamp, 'utf8').trim() !== sha) {
     rmSync(dir, { recursive: true, force: true });
   }
   git('worktree', 'add', '--detach', dir, sha);
-  const sameLock = readFileSync(join(dir, 'package-lock.json'), 'utf8') === readFileSync(join(root, 'package-lock.json'), 'utf8');
+  // The same lock file and the same patches/: the installs would be the same.
+  const sameLock = installKey(dir).key === installKey(root).key;
   if (sameLock) symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
   else {
     const r = spawnSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: 'inherit' });

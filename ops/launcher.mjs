@@ -2,7 +2,7 @@
 // Plain JavaScript with no dependencies, because it runs before node_modules exists.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -23,23 +23,38 @@ export function checkNode() {
 }
 
 /**
- * Installs when node_modules is missing or was installed from another package-lock.json.
+ * Installs when node_modules is missing or was installed from another package-lock.json or other patches.
  * `npm install` (which installs the locked versions) rather than `npm ci`: npm 11.19's `ci` refuses
  * this lock file over msgpackr's optional per-platform binaries that it itself left out of the lock.
+ * Its postinstall applies patches/ (patch-package; docs/library-patches.md). A package whose patch changed
+ * is removed first, so that npm puts back the published files and the new patch applies to them.
  */
 export function ensureInstalled() {
-  const lock = join(root, 'package-lock.json');
   const stamp = join(root, 'node_modules', '.orquesta-lock-sha256');
-  const want = existsSync(lock) ? createHash('sha256').update(readFileSync(lock)).digest('hex') : 'no-lock';
+  const { key: want, patches } = installKey(root);
   const have = existsSync(stamp) ? readFileSync(stamp, 'utf8').trim() : '';
   if (have === want && existsSync(join(root, 'node_modules', 'typescript'))) return;
-  console.error('Installing dependencies (npm install, locked versions)…');
+  if (have) {
+    // patches/<name>+<version>.patch, a scoped name as @scope+name+<version>.
+    for (const f of patches) rmSync(join(root, 'node_modules', ...f.slice(0, -'.patch'.length).split('+').slice(0, -1)), { recursive: true, force: true });
+  }
+  console.error('Installing dependencies (npm install, locked versions, patches/)…');
   const code = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
   if (code !== 0) {
     console.error('npm could not install the dependencies; see its output above.');
     process.exit(code);
   }
   writeFileSync(stamp, want + '\n');
+}
+
+/** What an install of `dir` depends on: its package-lock.json and its patches/ (names and contents). */
+export function installKey(dir) {
+  const lock = join(dir, 'package-lock.json');
+  const patchDir = join(dir, 'patches');
+  const patches = existsSync(patchDir) ? readdirSync(patchDir).filter((f) => f.endsWith('.patch')).sort() : [];
+  const hash = createHash('sha256').update(existsSync(lock) ? readFileSync(lock) : 'no-lock');
+  for (const f of patches) hash.update('\0' + f + '\0').update(readFileSync(join(patchDir, f)));
+  return { key: hash.digest('hex'), patches };
 }
 
 /**

@@ -1,0 +1,60 @@
+// patches/ (applied by patch-package on install; docs/library-patches.md): the three shapes that kept
+// postgres.js's and ioredis's objects through V8's young-generation collections, checked where V8 decides
+// it, in a child started with --allow-natives-syntax (%HaveSameMap, %HasFastProperties). Each check fails
+// on the published files: a per-instance getter gives every ioredis pipeline its own hidden class, the
+// object-literal getter leaves postgres.js's queues in dictionary mode, and Query's species is an accessor.
+// bench/RESULTS.md ("Issue 26, eighth session") has what they cost under load.
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const require = createRequire(import.meta.url);
+// postgres.js's ESM build (what `import postgres from 'postgres'` loads); its queue is not exported.
+const pgSrc = join(dirname(require.resolve('postgres')), '..', '..', 'src');
+
+const probe = `
+const { Pipeline, default: Redis } = await import('ioredis');
+const { default: Queue } = await import(${JSON.stringify(pathToFileURL(join(pgSrc, 'queue.js')).href)});
+const { Query } = await import(${JSON.stringify(pathToFileURL(join(pgSrc, 'query.js')).href)});
+const redis = new Redis({ lazyConnect: true, enableOfflineQueue: false });
+const a = redis.pipeline(), b = redis.pipeline();
+a.get('x'); a.get('y'); b.get('z');
+const qa = Queue(), qb = Queue();
+qa.push(1); qa.push(2); qa.shift(); qb.push(3);
+const species = Object.getOwnPropertyDescriptor(Query, Symbol.species);
+const q = new Query(Object.assign(['select 1'], { raw: ['select 1'] }), [], () => {}, null);
+const derived = Promise.prototype.then.call(q, () => {});
+console.log(JSON.stringify({
+  pipelinesShareMap: %HaveSameMap(a, b),
+  pipelineOwnLength: Object.getOwnPropertyDescriptor(a, 'length') !== undefined,
+  pipelineLengths: [a.length, b.length],
+  instanceOfPipeline: a instanceof Pipeline,
+  queuesShareMap: %HaveSameMap(qa, qb),
+  queueFast: %HasFastProperties(qa),
+  queueLengths: [qa.length, qb.length, qa.shift(), qa.length, qa.shift()],
+  speciesIsData: !!species && 'value' in species && species.value === Promise,
+  speciesAccessor: !!species?.get,
+  derivedIsPlainPromise: derived.constructor === Promise && !(derived instanceof Query),
+}));
+redis.disconnect();
+`;
+
+t.test('the patched libraries keep one hidden class per kind and the same behaviour', async (t) => {
+  const r = spawnSync(process.execPath, ['--allow-natives-syntax', '--input-type=module', '-e', probe], { encoding: 'utf8', timeout: 30_000 });
+  t.equal(r.status, 0, r.stderr);
+  const got = JSON.parse(r.stdout.trim().split('\n').pop()!);
+  t.same(got, {
+    pipelinesShareMap: true,
+    pipelineOwnLength: false,
+    pipelineLengths: [2, 1],
+    instanceOfPipeline: true,
+    queuesShareMap: true,
+    queueFast: true,
+    queueLengths: [1, 1, 2, 0, undefined],
+    speciesIsData: true,
+    speciesAccessor: false,
+    derivedIsPlainPromise: true,
+  });
+});
