@@ -110,7 +110,7 @@ for (let r = 0; r < rounds; r++) {
     // A bench that writes no headline (no --json, or none in it) has nothing to compare: say so
     // instead of printing an empty table and exiting 0 as if nothing had regressed.
     if (code === 0 && !Object.keys(headline).length) {
-      console.error(`bench guard: ${name} wrote no headline figures to --json, so the guard cannot compare it (benches with a headline: confirm, cost, openloop, invoices, payouts, reconciliation)`);
+      console.error(`bench guard: ${name} wrote no headline figures to --json, so the guard cannot compare it (benches with a headline: confirm, cost, openloop, invoices, payouts, reconciliation, younggen)`);
       process.exit(2);
     }
   }
