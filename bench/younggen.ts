@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { baseDbUrl, fmt, here, machineInfo, mdTable, parseOptions, redisUrl } from './confirm-lib.js';
+import { dbUrl, fmt, here, machineInfo, mdTable, parseOptions, redisUrl } from './confirm-lib.js';
 
 const LOOPS = ['redis-autopipeline', 'pg-reserve-2', 'pg-pool-2', 'pg-pool-1'] as const;
 type Loop = (typeof LOOPS)[number];
@@ -55,7 +55,7 @@ async function run(loop: Loop, seconds: number): Promise<LoopResult> {
   const appRoot = process.env.BENCH_APP_ROOT ?? join(here, '..', '..');
   const req = createRequire(join(appRoot, 'package.json'));
   const url = (m: string) => pathToFileURL(req.resolve(m)).href;
-  const p = spawn(process.execPath, ['--trace-gc-nvp', '--input-type=module', '-e', child(loop, seconds, url('postgres'), url('ioredis'), baseDbUrl(), redisUrl())], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn(process.execPath, ['--trace-gc-nvp', '--input-type=module', '-e', child(loop, seconds, url('postgres'), url('ioredis'), dbUrl('postgres'), redisUrl())], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   p.stdout.on('data', (d: Buffer) => (out += d.toString()));
