@@ -34,10 +34,7 @@ export function ensureInstalled() {
   const { key: want, patches } = installKey(root);
   const have = existsSync(stamp) ? readFileSync(stamp, 'utf8').trim() : '';
   if (have === want && existsSync(join(root, 'node_modules', 'typescript'))) return;
-  if (have) {
-    // patches/<name>+<version>.patch, a scoped name as @scope+name+<version>.
-    for (const f of patches) rmSync(join(root, 'node_modules', ...f.slice(0, -'.patch'.length).split('+').slice(0, -1)), { recursive: true, force: true });
-  }
+  if (have) for (const f of patches) rmSync(patchedDir(f), { recursive: true, force: true });
   console.error('Installing dependencies (npm install, locked versions, patches/)…');
   const code = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
   if (code !== 0) {
@@ -45,6 +42,16 @@ export function ensureInstalled() {
     process.exit(code);
   }
   writeFileSync(stamp, want + '\n');
+}
+
+/**
+ * The folder a patch-package file patches: `name+1.2.3.patch` → node_modules/name, `@scope+name+1.2.3.patch` →
+ * node_modules/@scope/name, and a nested one, `outer++inner+1.2.3.patch`, → node_modules/outer/node_modules/inner.
+ */
+export function patchedDir(file, dir = root) {
+  const segments = file.slice(0, -'.patch'.length).split('++');
+  const last = segments.length - 1;
+  return join(dir, ...segments.flatMap((s, i) => ['node_modules', ...(i === last ? s.split('+').slice(0, -1) : s.split('+'))]));
 }
 
 /** What an install of `dir` depends on: its package-lock.json and its patches/ (names and contents). */

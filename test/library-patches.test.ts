@@ -58,3 +58,13 @@ t.test('the patched libraries keep one hidden class per kind and the same behavi
     derivedIsPlainPromise: true,
   });
 });
+
+t.test('a changed patch removes the folder it patches (ops/launcher.mjs patchedDir)', async (t) => {
+  // dist/test → the repository's ops/launcher.mjs (plain JavaScript, not compiled).
+  const launcher = pathToFileURL(join(dirname(new URL(import.meta.url).pathname), '..', '..', 'ops', 'launcher.mjs')).href;
+  const { patchedDir } = (await import(launcher)) as { patchedDir: (file: string, dir?: string) => string };
+  t.equal(patchedDir('postgres+3.4.9.patch', '/r'), '/r/node_modules/postgres');
+  t.equal(patchedDir('@scope+name+1.2.3.patch', '/r'), '/r/node_modules/@scope/name');
+  t.equal(patchedDir('outer++inner+1.2.3.patch', '/r'), '/r/node_modules/outer/node_modules/inner');
+  t.equal(patchedDir('@a+b++@c+d+1.0.0.patch', '/r'), '/r/node_modules/@a/b/node_modules/@c/d');
+});
