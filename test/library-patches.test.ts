@@ -8,7 +8,7 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const require = createRequire(import.meta.url);
 // postgres.js's ESM build (what `import postgres from 'postgres'` loads); its queue is not exported.
@@ -61,7 +61,7 @@ t.test('the patched libraries keep one hidden class per kind and the same behavi
 
 t.test('a changed patch removes the folder it patches (ops/launcher.mjs patchedDir)', async (t) => {
   // dist/test → the repository's ops/launcher.mjs (plain JavaScript, not compiled).
-  const launcher = pathToFileURL(join(dirname(new URL(import.meta.url).pathname), '..', '..', 'ops', 'launcher.mjs')).href;
+  const launcher = pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'ops', 'launcher.mjs')).href;
   const { patchedDir } = (await import(launcher)) as { patchedDir: (file: string, dir?: string) => string };
   t.equal(patchedDir('postgres+3.4.9.patch', '/r'), '/r/node_modules/postgres');
   t.equal(patchedDir('@scope+name+1.2.3.patch', '/r'), '/r/node_modules/@scope/name');
