@@ -60,7 +60,8 @@ async function run(loop: Loop, seconds: number): Promise<LoopResult> {
   let err = '';
   p.stdout.on('data', (d: Buffer) => (out += d.toString()));
   p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((res) => p.on('exit', res));
+  // 'close', not 'exit': the child's output is read to its end only then.
+  const code = await new Promise<number | null>((res) => p.on('close', res));
   const ops = Number(/OPS (\d+)/.exec(err)?.[1]);
   if (code !== 0 || !Number.isFinite(ops)) throw new Error(`${loop}: the loop failed (exit ${code}): ${err.slice(-800)}`);
   // --trace-gc-nvp: "[pid:0x…]   1234 ms: pause=… gc=s … allocated=… promoted=… new_space_survived=…".
