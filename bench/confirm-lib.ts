@@ -122,13 +122,24 @@ export class Children {
     });
   }
 
-  /** Starts `node <args>` as it is (no BENCH_READY line: the caller polls it), output prefixed, killed with us. */
-  spawnPlain(name: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
+  /**
+   * Starts `node <args>` as it is (no BENCH_READY line: the caller polls it), output prefixed, killed with us.
+   * `takeLine`, when given, sees each line of its stdout first; the lines it returns true for are not echoed.
+   */
+  spawnPlain(name: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string, takeLine?: (line: string) => boolean): ChildProcess {
     this.hook();
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env, cwd });
     this.set.add(child);
     child.on('exit', () => this.set.delete(child));
-    child.stdout!.on('data', (d: Buffer) => process.stderr.write(prefixLines(`[${name}] `, d.toString())));
+    if (takeLine) {
+      let rest = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        const lines = (rest + d.toString()).split('\n');
+        rest = lines.pop()!;
+        const echo = lines.filter((l) => !takeLine(l));
+        if (echo.length) process.stderr.write(prefixLines(`[${name}] `, echo.join('\n') + '\n'));
+      });
+    } else child.stdout!.on('data', (d: Buffer) => process.stderr.write(prefixLines(`[${name}] `, d.toString())));
     child.stderr!.on('data', (d: Buffer) => process.stderr.write(prefixLines(`[${name}] `, d.toString())));
     return child;
   }
@@ -738,6 +749,40 @@ export function latencyStats(values: number[]) {
   const s = Float64Array.from(values).sort();
   const sum = values.reduce((a, b) => a + b, 0);
   return { n: values.length, avg: values.length ? sum / values.length : NaN, p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), max: s.length ? s[s.length - 1] : NaN };
+}
+
+/** The young generation's work over a set of `node --trace-gc-nvp` lines (see gcNvp). */
+export interface YoungGenStats {
+  scavenges: number;
+  /** Of the young bytes allocated between scavenges, the share promoted to the old generation, %. */
+  promotedPct: number;
+  /** The share copied within the young generation (kept once), %. */
+  keptPct: number;
+  /** Mean scavenge pause, ms. */
+  pauseMs: number;
+  markCompacts: number;
+}
+
+/**
+ * Sums `--trace-gc-nvp` lines (`[pid:0x…]   1234 ms: pause=… gc=s … allocated=… promoted=… new_space_survived=…`)
+ * taken at or after `fromMs` of the isolate's clock; other lines are ignored. Undefined without a scavenge.
+ */
+export function gcNvp(lines: Iterable<string>, fromMs = 0): YoungGenStats | undefined {
+  let scavenges = 0, allocated = 0, promoted = 0, kept = 0, pause = 0, markCompacts = 0;
+  for (const line of lines) {
+    const m = /\]\s+(\d+) ms: (pause=.*)$/.exec(line);
+    if (!m || Number(m[1]) < fromMs) continue;
+    const kv = Object.fromEntries(m[2].trim().split(/\s+/).map((x) => x.split('=') as [string, string]));
+    if (kv.gc === 's') {
+      scavenges++;
+      allocated += Number(kv.allocated);
+      promoted += Number(kv.promoted);
+      kept += Number(kv.new_space_survived);
+      pause += Number(kv.pause);
+    } else if (kv.gc === 'mc' || kv.gc === 'mmc') markCompacts++;
+  }
+  if (!scavenges) return undefined;
+  return { scavenges, promotedPct: (100 * promoted) / allocated, keptPct: (100 * kept) / allocated, pauseMs: pause / scavenges, markCompacts };
 }
 
 export const fmt = (n: number | null | undefined, d = 0) =>

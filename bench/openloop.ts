@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { Pool } from 'undici';
 import { ensureDatabase } from '../kernel/db.js';
-import { benchTenant, Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, freePort, longTasks, monoUs, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, startApp, waitForQuiet, runBench, type AppProcesses } from './confirm-lib.js';
+import { benchTenant, Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, freePort, gcNvp, longTasks, monoUs, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, startApp, waitForQuiet, runBench, type AppProcesses, type YoungGenStats } from './confirm-lib.js';
 
-const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; analyze: boolean; 'keep-db': boolean; evidence: boolean; 'max-wait': number; api?: number; workers?: number; json?: string; profile?: string }>(
+const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; analyze: boolean; 'keep-db': boolean; evidence: boolean; 'max-wait': number; api?: number; workers?: number; json?: string; profile?: string; gc: boolean }>(
   process.argv.slice(2),
   {
     rates: { type: 'string', default: '25,50,75,100,125,150', help: 'offered confirms/s, one measured run each, in this order' },
@@ -33,6 +33,7 @@ const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-
     api: { type: 'number', min: 1, max: 16, help: 'run the app as npm start -- --api N --workers M does (ops/processes.ts: N API processes on the one port, M workers; either option alone means 1 of the other) instead of one ROLE=all process' },
     workers: { type: 'number', min: 1, max: 16, help: 'worker processes under the supervisor (see --api)' },
     json: { type: 'string', help: 'write the results as JSON here' },
+    gc: { type: 'boolean', default: false, help: "run the one ROLE=all process under node --trace-gc-nvp and report, per window, the share of young bytes it promotes, its mean scavenge pause and its mark-compacts" },
     profile: { type: 'string', help: "run the one ROLE=all process under node --cpu-prof (profile written into this directory) and print its long tasks: the event loop's busy stretches that delay every answer due meanwhile" },
   },
   'npm run bench:openloop -- [options]',
@@ -53,6 +54,8 @@ interface RateResult {
   p99: number;
   max: number;
   appCpuPct: number;
+  /** With --gc: the app's young generation during the window. */
+  gc?: YoungGenStats;
   /** With --api/--workers: the app CPU by role (each the sum of its processes). */
   apiCpuPct?: number;
   workerCpuPct?: number;
@@ -86,7 +89,14 @@ async function main(): Promise<number> {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'error', DATABASE_URL: dbUrl(db), REDIS_PREFIX: prefix, ADMIN_KEY: adminKey, SEED_DEMO_TENANT: 'false', RATE_LIMIT_V1_PER_MIN: '1000000000', STATE_DIR: state };
   delete env.ROLE;
   const supervised = o.api !== undefined || o.workers !== undefined;
-  if (supervised && o.profile) throw new Error('--profile profiles the one ROLE=all process: leave out --api and --workers');
+  if (supervised && (o.profile || o.gc)) throw new Error('--profile and --gc watch the one ROLE=all process: leave out --api and --workers');
+  // --gc: the app's --trace-gc-nvp lines, kept only while a window is measured (and never echoed).
+  let gcLines: string[] | undefined;
+  const takeGcLine = (l: string) => {
+    if (!/ ms: pause=/.test(l)) return false;
+    gcLines?.push(l);
+    return true;
+  };
   let group: AppProcesses | undefined;
   let app: { pid?: number; exitCode: number | null } | undefined;
   const results: RateResult[] = [];
@@ -101,7 +111,10 @@ async function main(): Promise<number> {
     if (supervised) {
       group = await startApp(children, { main, cwd: appRoot, env, apis: o.api ?? 1, workers: o.workers ?? 1, port, ready: 'ipc', execArgv: [] });
       app = { exitCode: null };
-    } else app = children.spawnPlain('app', [...(o.profile ? ['--cpu-prof', '--cpu-prof-dir', o.profile, '--cpu-prof-interval', '250'] : []), main], env, appRoot);
+    } else {
+      const nodeArgs = [...(o.profile ? ['--cpu-prof', '--cpu-prof-dir', o.profile, '--cpu-prof-interval', '250'] : []), ...(o.gc ? ['--trace-gc-nvp'] : [])];
+      app = children.spawnPlain('app', [...nodeArgs, main], env, appRoot, o.gc ? takeGcLine : undefined);
+    }
     const base = `http://127.0.0.1:${port}`;
     for (let i = 0; ; i++) {
       const r = await fetch(`${base}/health/live`).catch(() => null);
@@ -222,9 +235,12 @@ async function main(): Promise<number> {
       const load = loadavg().map((x) => x.toFixed(2)).join(' ');
       const ev = o.evidence ? await PgEvidence.start(db) : undefined;
       const cpu = new CpuSampler(group ? { api: group.pids.api, worker: group.pids.worker, bench: process.pid } : { app: app.pid, bench: process.pid }).start();
+      if (o.gc) gcLines = [];
       const inv = o['invoice-rate'] > 0 ? openLoop(o['invoice-rate'], o.duration, invoices) : undefined;
       const r = await openLoop(rate, o.duration, confirms(ids));
       const ir = await inv;
+      const gc = gcLines && gcNvp(gcLines);
+      gcLines = undefined;
       const c = cpu.stop();
       const e = await ev?.stop();
       const drainS = await drain();
@@ -251,6 +267,7 @@ async function main(): Promise<number> {
         drainS,
         slowCount: r.slowCount,
         slow: r.slow,
+        ...(gc ? { gc } : {}),
       };
       if (ir) res.invoices = { sent: ir.sent, ok: ir.statuses['201'] ?? ir.statuses['200'] ?? 0, p99: latencyStats(ir.lat).p99 };
       results.push(res);
@@ -264,6 +281,7 @@ async function main(): Promise<number> {
       process.stdout.write(
         `${rate}/s: sent ${r.sent}, ${ok} x 200, p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms, max ${fmt(s.max, 1)} ms; app CPU ${fmt(res.appCpuPct)}%, Postgres ${fmt(res.pgCpuMsPerConfirm, 2)} ms/payment, other ${fmt(c.otherPct)}%, steal ${fmt(c.stealPct)}% (load ${load}); drained ${fmt(drainS, 1)} s` +
           (res.invoices ? `; invoices ${res.invoices.ok}/${res.invoices.sent} p99 ${fmt(res.invoices.p99, 1)} ms` : '') +
+          (gc ? `; GC: ${fmt(gc.promotedPct, 1)}% of young bytes promoted, ${gc.scavenges} scavenges of ${fmt(gc.pauseMs, 2)} ms mean, ${gc.markCompacts} mark-compacts` : '') +
           '\n' +
           (r.slowCount ? `  ${r.slowCount} answers over 50 ms; slowest due at (s into the window from ${r.startedAt}: ms): ${r.slow.slice(0, 8).map((x) => `${fmt(x.atS, 2)}: ${fmt(x.ms, 0)}`).join(', ')}\n` : ''),
       );
@@ -305,6 +323,11 @@ async function main(): Promise<number> {
   const headline: Record<string, { value: number; better: 'higher' | 'lower'; unit: string }> = { 'highest rate with p99 <= 50 ms': { value: best, better: 'higher', unit: '/s' } };
   for (const r of results) headline[`p99 at ${r.rate}/s`] = { value: r.p99, better: 'lower', unit: 'ms' };
   for (const r of results) headline[`Postgres CPU per payment at ${r.rate}/s`] = { value: r.pgCpuMsPerConfirm, better: 'lower', unit: 'ms' };
+  for (const r of results) {
+    if (!r.gc) continue;
+    headline[`young bytes promoted at ${r.rate}/s`] = { value: r.gc.promotedPct, better: 'lower', unit: '%' };
+    headline[`mean scavenge pause at ${r.rate}/s`] = { value: r.gc.pauseMs, better: 'lower', unit: 'ms' };
+  }
   if (o.json) writeFileSync(o.json, JSON.stringify({ machine: m, source: src, appRoot, options: o, results, best, evidence, failures, headline }, null, 2) + '\n');
   return failures.length ? 1 : 0;
 }

@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { dbUrl, fmt, here, machineInfo, mdTable, parseOptions, redisUrl } from './confirm-lib.js';
+import { dbUrl, fmt, gcNvp, here, machineInfo, mdTable, parseOptions, redisUrl, type YoungGenStats } from './confirm-lib.js';
 
 const LOOPS = ['redis-autopipeline', 'pg-reserve-2', 'pg-pool-2', 'pg-pool-1'] as const;
 type Loop = (typeof LOOPS)[number];
@@ -49,7 +49,7 @@ await sql.end({ timeout: 2 });
 r?.disconnect();
 `;
 
-interface LoopResult { loop: Loop; opsPerS: number; scavenges: number; promotedPct: number; survivedPct: number; pauseMs: number; markCompacts: number }
+interface LoopResult extends YoungGenStats { loop: Loop; opsPerS: number }
 
 async function run(loop: Loop, seconds: number): Promise<LoopResult> {
   const appRoot = process.env.BENCH_APP_ROOT ?? join(here, '..', '..');
@@ -64,22 +64,9 @@ async function run(loop: Loop, seconds: number): Promise<LoopResult> {
   const code = await new Promise<number | null>((res) => p.on('close', res));
   const ops = Number(/OPS (\d+)/.exec(err)?.[1]);
   if (code !== 0 || !Number.isFinite(ops)) throw new Error(`${loop}: the loop failed (exit ${code}): ${err.slice(-800)}`);
-  // --trace-gc-nvp: "[pid:0x…]   1234 ms: pause=… gc=s … allocated=… promoted=… new_space_survived=…".
-  let scavenges = 0, allocated = 0, promoted = 0, survived = 0, pause = 0, markCompacts = 0;
-  for (const line of out.split('\n')) {
-    const m = /\]\s+(\d+) ms: (.*)$/.exec(line);
-    if (!m || Number(m[1]) < 1000) continue;
-    const kv = Object.fromEntries(m[2].trim().split(/\s+/).map((x) => x.split('=') as [string, string]));
-    if (kv.gc === 's') {
-      scavenges++;
-      allocated += Number(kv.allocated);
-      promoted += Number(kv.promoted);
-      survived += Number(kv.new_space_survived);
-      pause += Number(kv.pause);
-    } else if (kv.gc === 'mc' || kv.gc === 'mmc') markCompacts++;
-  }
-  if (!scavenges) throw new Error(`${loop}: no scavenge after the first second (try a longer --seconds)`);
-  return { loop, opsPerS: ops / seconds, scavenges, promotedPct: (100 * promoted) / allocated, survivedPct: (100 * survived) / allocated, pauseMs: pause / scavenges, markCompacts };
+  const gc = gcNvp(out.split('\n'), 1000);
+  if (!gc) throw new Error(`${loop}: no scavenge after the first second (try a longer --seconds)`);
+  return { loop, opsPerS: ops / seconds, ...gc };
 }
 
 const loops = String(o.loops).split(',').map((s) => s.trim()).filter(Boolean) as Loop[];
@@ -90,7 +77,7 @@ const results: LoopResult[] = [];
 for (const l of loops) results.push(await run(l, o.seconds));
 process.stdout.write(`\n${mdTable(
   ['loop', 'ops/s', 'scavenges', 'promoted % of young bytes', 'kept once %', 'mean scavenge pause ms', 'mark-compacts'],
-  results.map((r) => [r.loop, fmt(r.opsPerS), r.scavenges, fmt(r.promotedPct, 1), fmt(r.survivedPct, 1), fmt(r.pauseMs, 2), r.markCompacts]),
+  results.map((r) => [r.loop, fmt(r.opsPerS), r.scavenges, fmt(r.promotedPct, 1), fmt(r.keptPct, 1), fmt(r.pauseMs, 2), r.markCompacts]),
 )}\n`);
 const headline: Record<string, { value: number; better: 'higher' | 'lower'; unit: string }> = {};
 for (const r of results) {

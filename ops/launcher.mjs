@@ -26,22 +26,24 @@ export function checkNode() {
  * Installs when node_modules is missing or was installed from another package-lock.json or other patches.
  * `npm install` (which installs the locked versions) rather than `npm ci`: npm 11.19's `ci` refuses
  * this lock file over msgpackr's optional per-platform binaries that it itself left out of the lock.
- * Its postinstall applies patches/ (patch-package; docs/library-patches.md). A package whose patch changed
- * is removed first, so that npm puts back the published files and the new patch applies to them.
+ * Its postinstall applies patches/ (patch-package; docs/library-patches.md). When the key changed, every package
+ * patched before or now is removed first, so that npm puts back the published files: a changed patch applies
+ * to them, and a dropped one leaves them as published.
  */
 export function ensureInstalled() {
   const stamp = join(root, 'node_modules', '.orquesta-lock-sha256');
   const { key: want, patches } = installKey(root);
-  const have = existsSync(stamp) ? readFileSync(stamp, 'utf8').trim() : '';
+  // The stamp: the key, then the patch files that install applied (a patch dropped since must be undone too).
+  const [have = '', ...patchedBefore] = existsSync(stamp) ? readFileSync(stamp, 'utf8').trim().split('\n') : [];
   if (have === want && existsSync(join(root, 'node_modules', 'typescript'))) return;
-  if (have) for (const f of patches) rmSync(patchedDir(f), { recursive: true, force: true });
+  if (have) for (const f of new Set([...patchedBefore, ...patches])) rmSync(patchedDir(f), { recursive: true, force: true });
   console.error('Installing dependencies (npm install, locked versions, patches/)…');
   const code = run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error']);
   if (code !== 0) {
     console.error('npm could not install the dependencies; see its output above.');
     process.exit(code);
   }
-  writeFileSync(stamp, want + '\n');
+  writeFileSync(stamp, [want, ...patches].join('\n') + '\n');
 }
 
 /**
