@@ -3,10 +3,10 @@
 // prefixes, the quiet-machine check, and the summary of a V8 .cpuprofile (self time by function,
 // file and package, inside a time window).
 import { spawn, execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
@@ -783,6 +783,82 @@ export function gcNvp(lines: Iterable<string>, fromMs = 0): YoungGenStats | unde
   }
   if (!scavenges) return undefined;
   return { scavenges, promotedPct: (100 * promoted) / allocated, keptPct: (100 * kept) / allocated, pauseMs: pause / scavenges, markCompacts };
+}
+
+/** One reading of a block device's `stat`: I/Os completed so far (reads, writes, discards, flushes) and in flight now. */
+export interface DiskSample {
+  atMs: number;
+  done: number;
+  inFlight: number;
+}
+
+/**
+ * The device's stalls in a series of readings: runs of readings at least `minMs` apart with I/O in flight and
+ * none completed meanwhile. A commit's fdatasync waits through such a run, so no durable write to this disk
+ * (a confirm's commit) can answer sooner. `ms` is a lower bound: the run's first to last reading.
+ */
+export function diskStalls(samples: readonly DiskSample[], minMs = 20): Array<{ atMs: number; ms: number }> {
+  const out: Array<{ atMs: number; ms: number }> = [];
+  let k = -1; // the first reading of the current run
+  for (let i = 0; i <= samples.length; i++) {
+    const s = samples[i];
+    if (s && k >= 0 && s.done === samples[k].done && s.inFlight > 0) continue;
+    if (k >= 0) {
+      const ms = samples[i - 1].atMs - samples[k].atMs;
+      if (ms >= minMs) out.push({ atMs: samples[k].atMs, ms });
+    }
+    k = s && s.inFlight > 0 ? i : -1;
+  }
+  return out;
+}
+
+/**
+ * Reads the block device under Postgres's data directory every `everyMs` (the `stat` file of /sys/dev/block,
+ * found from `show data_directory`): the disk's own stalls, beside the answers they delay. Undefined when the
+ * directory is not on a local block device this process can see (a remote database, an overlay filesystem).
+ */
+export class DiskSampler {
+  private samples: DiskSample[] = [];
+  private timer?: NodeJS.Timeout;
+  private constructor(
+    readonly device: string,
+    private statFile: string,
+    private everyMs: number,
+  ) {}
+
+  static async forPostgres(sql: postgres.Sql, everyMs = 5): Promise<DiskSampler | undefined> {
+    try {
+      const [{ data_directory: dir }] = await sql`show data_directory`;
+      const dev = statSync(String(dir)).dev;
+      const major = Math.floor(dev / 256) & 0xfff;
+      const minor = (dev & 0xff) | (Math.floor(dev / 4096) & 0xfff00);
+      const statFile = `/sys/dev/block/${major}:${minor}/stat`;
+      const sampler = new DiskSampler(basename(realpathSync(`/sys/dev/block/${major}:${minor}`)), statFile, everyMs);
+      sampler.read();
+      return sampler;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private read(): DiskSample {
+    const f = readFileSync(this.statFile, 'utf8').trim().split(/\s+/).map(Number);
+    // Documentation/block/stat.rst: 1 reads, 5 writes, 9 in flight, 12 discards, 16 flushes completed.
+    return { atMs: performance.now(), done: f[0] + f[4] + (f[11] || 0) + (f[15] || 0), inFlight: f[8] };
+  }
+
+  start(): this {
+    this.samples = [this.read()];
+    this.timer = setInterval(() => this.samples.push(this.read()), this.everyMs);
+    return this;
+  }
+
+  /** The stalls of at least `minMs` since start(), their `atMs` on performance.now()'s clock. */
+  stop(minMs = 20): Array<{ atMs: number; ms: number }> {
+    clearInterval(this.timer);
+    this.samples.push(this.read());
+    return diskStalls(this.samples, minMs);
+  }
 }
 
 export const fmt = (n: number | null | undefined, d = 0) =>

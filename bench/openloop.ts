@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import postgres from 'postgres';
 import { Pool } from 'undici';
 import { ensureDatabase } from '../kernel/db.js';
-import { benchTenant, Children, CpuSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, freePort, gcNvp, longTasks, monoUs, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, startApp, waitForQuiet, runBench, type AppProcesses, type YoungGenStats } from './confirm-lib.js';
+import { benchTenant, Children, CpuSampler, DiskSampler, PgEvidence, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, freePort, gcNvp, longTasks, monoUs, latencyStats, machineInfo, mdTable, parseOptions, pgEvidenceTables, sleep, sourceInfo, startApp, waitForQuiet, runBench, type AppProcesses, type YoungGenStats } from './confirm-lib.js';
 
 const o = parseOptions<{ rates: string; duration: number; warmup: number; 'stop-ms': number; 'invoice-rate': number; analyze: boolean; 'keep-db': boolean; evidence: boolean; 'max-wait': number; api?: number; workers?: number; json?: string; profile?: string; gc: boolean }>(
   process.argv.slice(2),
@@ -69,6 +69,25 @@ interface RateResult {
   /** answers slower than 50 ms: how many, and the slowest 20 with when they were due (s into the window) */
   slowCount: number;
   slow: Array<{ atS: number; ms: number }>;
+  /** The disk under Postgres: stretches >= 20 ms with I/O in flight and none completed (s into the window, ms; DiskSampler). */
+  diskStalls?: Array<{ atS: number; ms: number }>;
+}
+
+/**
+ * Per rate, the p99 of the windows during which the disk under Postgres did not stall apart from those during
+ * which it did: a stall holds every commit, so it bounds the p99 of its window whatever the app does.
+ */
+function stallSplit(results: RateResult[]): string {
+  const lines: string[] = [];
+  for (const rate of [...new Set(results.map((r) => r.rate))]) {
+    const ws = results.filter((r) => r.rate === rate && r.diskStalls);
+    if (!ws.length) continue;
+    const p99s = (xs: RateResult[]) => (xs.length ? xs.map((r) => fmt(r.p99, 1)).join(', ') + ' ms' : 'none');
+    const calm = ws.filter((r) => !r.diskStalls!.length);
+    const stalled = ws.filter((r) => r.diskStalls!.length);
+    lines.push(`at ${rate}/s, p99 of the ${calm.length} windows without a disk stall >= 20 ms: ${p99s(calm)}; of the ${stalled.length} with one: ${p99s(stalled)}`);
+  }
+  return lines.length ? lines.join('\n') + '\n' : '';
 }
 
 async function main(): Promise<number> {
@@ -209,7 +228,7 @@ async function main(): Promise<number> {
       }
       await Promise.all(inflight);
       slow.sort((a, b) => b.ms - a.ms);
-      return { sent: inflight.length, startedAt, startUs, endUs: monoUs(), lat, slow: slow.slice(0, 20), slowCount: slow.length, statuses, errors, errorTexts, wallS: (performance.now() - t0) / 1000 };
+      return { sent: inflight.length, t0, startedAt, startUs, endUs: monoUs(), lat, slow: slow.slice(0, 20), slowCount: slow.length, statuses, errors, errorTexts, wallS: (performance.now() - t0) / 1000 };
     };
     const confirmBody = JSON.stringify({ payment_method: 'card', payment_token: 'tok_sim_ok' });
     const confirms = (ids: string[]) => () => {
@@ -228,6 +247,8 @@ async function main(): Promise<number> {
     }
     if (o.analyze) await sql.unsafe('analyze');
 
+    // The disk under Postgres: its stalls hold every commit (a confirm answers after its commit's fdatasync).
+    const disk = await DiskSampler.forPostgres(sql);
     let over = 0;
     for (const rate of rates) {
       const ids = await createIntents(Math.round(rate * o.duration));
@@ -236,12 +257,14 @@ async function main(): Promise<number> {
       const ev = o.evidence ? await PgEvidence.start(db) : undefined;
       const cpu = new CpuSampler(group ? { api: group.pids.api, worker: group.pids.worker, bench: process.pid } : { app: app.pid, bench: process.pid }).start();
       if (o.gc) gcLines = [];
+      disk?.start();
       const inv = o['invoice-rate'] > 0 ? openLoop(o['invoice-rate'], o.duration, invoices) : undefined;
       const r = await openLoop(rate, o.duration, confirms(ids));
       const ir = await inv;
       const gc = gcLines && gcNvp(gcLines);
       gcLines = undefined;
       const c = cpu.stop();
+      const stalls = disk?.stop().map((x) => ({ atS: (x.atMs - r.t0) / 1000, ms: x.ms }));
       const e = await ev?.stop();
       const drainS = await drain();
       const s = latencyStats(r.lat);
@@ -268,6 +291,7 @@ async function main(): Promise<number> {
         slowCount: r.slowCount,
         slow: r.slow,
         ...(gc ? { gc } : {}),
+        ...(stalls ? { diskStalls: stalls } : {}),
       };
       if (ir) res.invoices = { sent: ir.sent, ok: ir.statuses['201'] ?? ir.statuses['200'] ?? 0, p99: latencyStats(ir.lat).p99 };
       results.push(res);
@@ -281,6 +305,7 @@ async function main(): Promise<number> {
       process.stdout.write(
         `${rate}/s: sent ${r.sent}, ${ok} x 200, p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms, max ${fmt(s.max, 1)} ms; app CPU ${fmt(res.appCpuPct)}%, Postgres ${fmt(res.pgCpuMsPerConfirm, 2)} ms/payment, other ${fmt(c.otherPct)}%, steal ${fmt(c.stealPct)}% (load ${load}); drained ${fmt(drainS, 1)} s` +
           (res.invoices ? `; invoices ${res.invoices.ok}/${res.invoices.sent} p99 ${fmt(res.invoices.p99, 1)} ms` : '') +
+          (stalls ? `; disk ${disk!.device}: ${stalls.length} stalls >= 20 ms${stalls.length ? ` (${stalls.map((x) => `${fmt(x.atS, 2)} s: ${fmt(x.ms)} ms`).join(', ')})` : ''}` : '') +
           (gc ? `; GC: ${fmt(gc.promotedPct, 1)}% of young bytes promoted, ${gc.scavenges} scavenges of ${fmt(gc.pauseMs, 2)} ms mean, ${gc.markCompacts} mark-compacts` : '') +
           '\n' +
           (r.slowCount ? `  ${r.slowCount} answers over 50 ms; slowest due at (s into the window from ${r.startedAt}: ms): ${r.slow.slice(0, 8).map((x) => `${fmt(x.atS, 2)}: ${fmt(x.ms, 0)}`).join(', ')}\n` : ''),
@@ -313,10 +338,11 @@ async function main(): Promise<number> {
   process.stdout.write(
     '\n' +
       mdTable(
-        ['offered /s', 'sent', '200', 'achieved /s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'app CPU', 'Postgres ms/payment', 'other', 'steal', 'load avg', ...(o['invoice-rate'] ? ['invoices ok/sent, p99 ms'] : [])],
-        results.map((r) => [r.rate, r.sent, r.ok, fmt(r.achievedRps), fmt(r.p50, 1), fmt(r.p90, 1), fmt(r.p99, 1), fmt(r.max, 1), `${fmt(r.appCpuPct)}%`, fmt(r.pgCpuMsPerConfirm, 2), `${fmt(r.otherPct)}%`, `${fmt(r.stealPct)}%`, r.load, ...(r.invoices ? [`${r.invoices.ok}/${r.invoices.sent}, ${fmt(r.invoices.p99, 1)}`] : [])]),
+        ['offered /s', 'sent', '200', 'achieved /s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'app CPU', 'Postgres ms/payment', 'other', 'steal', 'load avg', 'disk stalls (longest ms)', ...(o['invoice-rate'] ? ['invoices ok/sent, p99 ms'] : [])],
+        results.map((r) => [r.rate, r.sent, r.ok, fmt(r.achievedRps), fmt(r.p50, 1), fmt(r.p90, 1), fmt(r.p99, 1), fmt(r.max, 1), `${fmt(r.appCpuPct)}%`, fmt(r.pgCpuMsPerConfirm, 2), `${fmt(r.otherPct)}%`, `${fmt(r.stealPct)}%`, r.load, r.diskStalls ? `${r.diskStalls.length}${r.diskStalls.length ? ` (${fmt(Math.max(...r.diskStalls.map((x) => x.ms)))})` : ''}` : 'n/a', ...(r.invoices ? [`${r.invoices.ok}/${r.invoices.sent}, ${fmt(r.invoices.p99, 1)}`] : [])]),
       ) +
-      `\n\nhighest offered rate with p99 <= 50 ms (all 200): ${best || 'none'}/s; p99 at 100/s: ${at(100) ? fmt(at(100)!.p99, 1) + ' ms (target <= 25 ms)' : 'not measured'}\n`,
+      `\n\nhighest offered rate with p99 <= 50 ms (all 200): ${best || 'none'}/s; p99 at 100/s: ${at(100) ? fmt(at(100)!.p99, 1) + ' ms (target <= 25 ms)' : 'not measured'}\n` +
+      stallSplit(results),
   );
   if (evidence) process.stdout.write(`\nPostgres evidence at ${evidenceRate}/s (confirms and their execution by the worker):\n\n${pgEvidenceTables(evidence, results.find((r) => r.rate === evidenceRate)!.ok, 'payment')}\n`);
   if (failures.length) process.stdout.write(`\nFAILED CHECKS:\n${failures.map((f) => `  - ${f}`).join('\n')}\n`);
