@@ -349,6 +349,12 @@ async function main(): Promise<number> {
   const headline: Record<string, { value: number; better: 'higher' | 'lower'; unit: string }> = { 'highest rate with p99 <= 50 ms': { value: best, better: 'higher', unit: '/s' } };
   for (const r of results) headline[`p99 at ${r.rate}/s`] = { value: r.p99, better: 'lower', unit: 'ms' };
   for (const r of results) headline[`Postgres CPU per payment at ${r.rate}/s`] = { value: r.pgCpuMsPerConfirm, better: 'lower', unit: 'ms' };
+  // The app's own figure at a rate: the median p99 of its windows in which the disk did not stall (a stall holds
+  // every commit, so it decides its window's p99 whichever build runs; the guard compares the rest).
+  for (const rate of new Set(results.map((r) => r.rate))) {
+    const calm = results.filter((r) => r.rate === rate && r.diskStalls && !r.diskStalls.length).map((r) => r.p99).sort((a, b) => a - b);
+    if (calm.length) headline[`p99 at ${rate}/s, median of windows without a disk stall`] = { value: calm.length % 2 ? calm[(calm.length - 1) / 2] : (calm[calm.length / 2 - 1] + calm[calm.length / 2]) / 2, better: 'lower', unit: 'ms' };
+  }
   for (const r of results) {
     if (!r.gc) continue;
     headline[`young bytes promoted at ${r.rate}/s`] = { value: r.gc.promotedPct, better: 'lower', unit: '%' };
