@@ -7,6 +7,15 @@ import { startTestApp, type TestApp, until } from './helpers/app.js';
 import type { Pac } from '../connectors/pac/pac.js';
 import { base, payWithCard, payWithSpei } from './helpers/receivables.js';
 import { OutcomeUnknown } from '../kernel/outbound.js';
+import { scratchDatabase } from './helpers/db.js';
+
+// A database of this file's own, dropped at the end (test/helpers/db.ts). Its tests make the app's
+// sim PAC fail or lose answers (patchStamp) while its reconciler runs every 500 ms, and a reconciler
+// settles the pending CFDIs and receivables of every tenant in its database. In the shared test
+// database it settled other files' CFDIs with this file's failing PAC: receivables-crash.test.ts,
+// run beside it, saw two of its pending CFDIs answered "not stamped" (the lookup's OutcomeUnknown)
+// and rebuilt, and the other file's Redis locks (another prefix) did not exclude this process.
+const db = scratchDatabase('orq_recv_inv');
 
 let a: TestApp;
 let ten: Awaited<ReturnType<TestApp['newTenant']>>;
@@ -32,12 +41,15 @@ function patchStamp(t: { teardown(fn: () => void): void }, wrap: (orig: Pac['sta
 }
 
 t.before(async () => {
-  a = await startTestApp({ ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', RATE_LIMIT_PUBLIC_PER_MIN: '100000', SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });
+  a = await startTestApp({ DATABASE_URL: db.url, ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', RATE_LIMIT_PUBLIC_PER_MIN: '100000', SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });
   ten = await a.newTenant('Papelería Fiscal');
   const r = await a.call('PUT', '/v1/fiscal_profile', { key: ten.testKey, body: profile });
   if (r.status !== 200) throw new Error(r.text);
 });
-t.teardown(() => a.stop());
+t.teardown(async () => {
+  await a?.stop();
+  await db.drop();
+});
 
 t.test('paid with fiscal fields: a PUE CFDI for the charge is stamped automatically, once', async (t) => {
   const r = (await create(base({ ...fiscal, amount_minor: 11_600, concepto: 'Cuadernos profesionales' }))).body;
