@@ -571,7 +571,13 @@ export class Invoices {
     try {
       await this.d.actor.create(this.def, p, { create: { ...row, receptor: row.receptor, conceptos: row.conceptos }, history: { event: 'created', data: { metodo_pago: o.metodoPago, folio } }, result: row }, { at, now });
     } catch (e) {
-      if ((e as { constraint_name?: string }).constraint_name === 'invoices_live_per_charge') throw new ApiError('invoice.already_exists', `Payment intent ${o.chargeId} already has a live invoice.`);
+      if ((e as { constraint_name?: string }).constraint_name === 'invoices_live_per_charge') {
+        // Another request made the charge's CFDI between our look and this insert (its lock had expired).
+        // For the API that is a duplicate; for the automatic flows (a receivable's job, self-invoicing),
+        // which return the charge's own stamped CFDI when they find it, it is a reason to look again.
+        if (o.source !== 'api') throw new ApiError('invoice.concurrent_modification', `Another request is issuing the CFDI of payment intent ${o.chargeId} right now; retry to get it.`);
+        throw new ApiError('invoice.already_exists', `Payment intent ${o.chargeId} already has a live invoice.`);
+      }
       if ((e as { constraint_name?: string }).constraint_name === 'invoices_live_replacement') throw new ApiError('invoice.invalid_replacement', `Invoice ${o.replaces?.id} already has a live replacement.`);
       throw e;
     }

@@ -231,6 +231,9 @@ export function planStep(h: HydratedReceivable, cmd: ReceivableCommand, env: Ste
   const r = h.row;
   const same = (): Plan<ReceivableView> => ({ result: receivableView(r, env.now) });
   if (cmd.kind === 'invoice_result') {
+    // A stamped CFDI is final: the late result of a second run of the invoice job (redelivered after its
+    // lock expired, or the reconciler beside it) that failed or found the charge's CFDI mid-flight changes nothing.
+    if (r.invoice_status === 'stamped' && cmd.outcome !== 'stamped') return same();
     const set: Row = { updated_at: env.at, invoice_attempts: r.invoice_attempts + 1 };
     if (cmd.outcome === 'stamped') Object.assign(set, { invoice_status: 'stamped', invoice_id: cmd.invoiceId ?? r.invoice_id, invoice_payment_id: cmd.invoicePaymentId ?? r.invoice_payment_id, invoice_error: null });
     else Object.assign(set, { invoice_status: cmd.outcome === 'error' ? 'error' : 'pending', invoice_error: cmd.error ?? null, invoice_id: cmd.invoiceId ?? r.invoice_id });

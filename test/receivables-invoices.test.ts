@@ -166,3 +166,45 @@ t.test('PPD: partial payments over several receivables, each stamps its REP (bal
   t.equal((await a.call('GET', `/v1/invoices/${inv.id}`, { key: ten.testKey })).body.saldo_insoluto_minor, 0);
   t.equal((await a.app.deps.sql`select 1 from invoices where payment_intent_id in ${a.app.deps.sql([p1, p2])}`).length, 0, 'no PUE for the payments of a PPD invoice');
 });
+
+t.test("another request's CFDI met at the insert (its lock had expired): the automatic flow retries and gets it, the API answers already_exists", async (t) => {
+  // The race, made deterministic: the entity actor's create first commits the row "the other
+  // request" made for the charge after our look (a pending CFDI of the same charge), then ours,
+  // which meets invoices_live_per_charge.
+  type Create = (def: { kind: string }, p: unknown, plan: { create?: Record<string, unknown> }, opts: unknown) => Promise<unknown>;
+  const actor = (a.app.deps.invoices as unknown as { d: { actor: { create: Create } } }).d.actor;
+  const create = actor.create.bind(actor);
+  const racing = new Set<string>();
+  actor.create = async (def, p, plan, opts) => {
+    const charge = plan.create?.payment_intent_id as string | undefined;
+    if (def.kind === 'invoice' && charge && racing.delete(charge)) await create(def, p, { ...plan, create: { ...plan.create, id: crypto.randomUUID() } }, opts);
+    return create(def, p, plan, opts);
+  };
+  t.teardown(() => {
+    actor.create = create;
+  });
+  const paid = async () => {
+    const pi = await a.call('POST', '/v1/payment_intents', { key: ten.testKey, body: { amount_minor: 11_600, currency: 'MXN' }, headers: idem() });
+    await a.call('POST', `/v1/payment_intents/${pi.body.id}/confirm`, { key: ten.testKey, body: { payment_token: 'tok_sim_ok', payment_method: 'card' }, headers: idem() });
+    await until(() => a.call('GET', `/v1/payment_intents/${pi.body.id}`, { key: ten.testKey }), (r) => r.body.status === 'succeeded');
+    return pi.body.id as string;
+  };
+
+  // The receivable's path (source receivable): retryable, and the retry returns the charge's one CFDI.
+  const pi = await paid();
+  racing.add(pi);
+  const job = { tenantId: ten.id, livemode: false, paymentIntentId: pi, receptor, conceptos: [{ descripcion: 'Pedido', importe_minor: 11_600 }] };
+  const first = await a.app.deps.invoices.stampPueForCharge(job).then(() => undefined, (e: { code?: string }) => e.code);
+  t.equal(first, 'invoice.concurrent_modification', 'retryable (the receivable job records a retry, not an error)');
+  t.equal(racing.size, 0, 'the race happened');
+  const again = await a.app.deps.invoices.stampPueForCharge(job);
+  t.equal(again.status, 'stamped', 'the retry settles the other request\'s CFDI and returns it');
+  const rows = await a.app.deps.sql`select id, status from invoices where payment_intent_id = ${pi}`;
+  t.same(rows.map((r) => [r.id, r.status]), [[again.id, 'stamped']], 'one invoice row for the charge');
+
+  // The API's path: a duplicate, as before.
+  const pi2 = await paid();
+  racing.add(pi2);
+  const dup = await a.call('POST', '/v1/invoices', { key: ten.testKey, body: { payment_intent_id: pi2, receptor }, headers: idem() });
+  t.equal(dup.body.error?.code, 'invoice.already_exists', dup.text);
+});

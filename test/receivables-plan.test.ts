@@ -91,3 +91,16 @@ t.test('WhatsApp message', async (t) => {
   t.match(text, /31\/12\/2026/);
   t.ok(text.includes(`https://pagos.example.mx/pay/${row.payment_link_slug}`));
 });
+
+t.test('invoice results: a stamped CFDI is final, a late failure of a second run changes nothing', async (t) => {
+  const stamped = hydrated({ status: 'paid', invoice_status: 'stamped', invoice_id: 'inv-1', invoice_attempts: 1 });
+  for (const outcome of ['error', 'retry'] as const) {
+    const late = planStep(stamped, { kind: 'invoice_result', outcome, error: 'invoice.already_exists: Payment intent pi already has a live invoice.', invoiceId: 'inv-1' }, env());
+    t.equal(late.set, undefined, `${outcome} after stamped: no change`);
+    t.equal(late.history, undefined, `${outcome} after stamped: no history`);
+    t.match(late.result, { invoice_status: 'stamped', invoice_id: 'inv-1' });
+  }
+  const pending = hydrated({ status: 'paid', invoice_status: 'pending', invoice_attempts: 1 });
+  t.match(planStep(pending, { kind: 'invoice_result', outcome: 'error', error: 'invoice.pac_error: 301 rechazo' }, env()).set, { invoice_status: 'error' }, 'an error before any stamp is recorded');
+  t.match(planStep(hydrated({ status: 'paid', invoice_status: 'error', invoice_attempts: 2 }), { kind: 'invoice_result', outcome: 'stamped', invoiceId: 'inv-2' }, env()).set, { invoice_status: 'stamped', invoice_id: 'inv-2' }, 'a later stamp after an error is recorded');
+});
