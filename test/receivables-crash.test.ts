@@ -11,19 +11,26 @@ import { randomBytes } from 'node:crypto';
 import { serviceProcesses, sharedWith, startTestApp, waitForWorker } from './helpers/app.js';
 import { EntityLocks } from '../kernel/lock.js';
 import { base } from './helpers/receivables.js';
+import { scratchDatabase } from './helpers/db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fiscal = { customer_name: 'Escuela Kemper Urgate', customer_rfc: 'EKU9003173C9', customer_uso_cfdi: 'G03', customer_regimen_fiscal: '601', customer_cp: '26015' };
 const receptor = { rfc: 'EKU9003173C9', nombre: 'Escuela Kemper Urgate', uso_cfdi: 'G03', regimen_fiscal: '601', cp: '26015' };
 
 t.test('workers SIGKILLed while receivables are paid and invoiced: each CFDI once', async (t) => {
+  // A database of its own (test/helpers/db.ts): in the shared one, the reconcilers of the test apps of
+  // files run beside this one (each with its own Redis prefix, so its own locks) settled these
+  // receivables and CFDIs too, overlapping this file's workers (a second CFDI for a charge, a
+  // receivable turned to error), which is what this test must not see from its own processes.
+  const db = scratchDatabase('orq_recv_crash');
   const fast = { JOB_LOCK_MS: '3000', ENTITY_LOCK_MS: '4000', RECONCILE_INTERVAL_MS: '500', SWEEP_INTERVAL_MS: '300' };
   const secrets = { SECRETS_KEY: randomBytes(32).toString('base64') };
-  const a = await startTestApp({ ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', RATE_LIMIT_PUBLIC_PER_MIN: '100000', ...fast, ...secrets });
+  const a = await startTestApp({ DATABASE_URL: db.url, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', RATE_LIMIT_PUBLIC_PER_MIN: '100000', ...fast, ...secrets });
   const workers = serviceProcesses({ ...fast, ...secrets, ...sharedWith(a), ROLE: 'worker', WORKER_CONCURRENCY: '4' });
   t.teardown(async () => {
     workers.killAll();
     await a.stop();
+    await db.drop();
   });
   const sql = a.app.deps.sql;
   const ten = await a.newTenant('Crash SA');
