@@ -21,6 +21,7 @@
     'invoice.pac_bad_response': 'El proveedor de certificación dio una respuesta que no pudimos leer. Intenta de nuevo.',
     'invoice.pac_no_uuid': 'El proveedor de certificación no devolvió el folio fiscal. Intenta de nuevo.',
     'invoice.fiscal_profile_missing': 'El comercio aún no configura su facturación.',
+    'invoice.concurrent_modification': 'Tu factura se está generando en este momento. Vuelve a intentar en unos segundos para descargarla.',
     'rate_limit_exceeded': 'Demasiados intentos. Espera un minuto y vuelve a intentar.',
   };
   var FIELD_OF = {
