@@ -218,9 +218,13 @@ export class EntityActor {
       if (worker) throw new LockBusy(`${def.kind} ${id} is locked`);
       throw new ApiError(def.busy, `Another request is changing this ${def.kind.replace(/_/g, ' ')} right now; read it again and retry.`);
     }
+    // Kept alive while fn runs (a PAC or a rail slower than the TTL must not let a second holder in);
+    // a dead holder's lock still expires after lockMs.
+    const stop = this.d.locks.keepAlive(key, token, this.d.lockMs);
     try {
       return await fn();
     } finally {
+      stop();
       await this.d.locks.release(key, token).catch(() => {});
     }
   }

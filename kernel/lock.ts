@@ -5,6 +5,7 @@ import type { RedisClient } from './redis.js';
 import { ATTR, inSpan, SpanKind } from './tracing.js';
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+const EXTEND = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
 
 export interface LockMetrics {
   lockWaits: { inc(labels: { entity: string }): void };
@@ -14,6 +15,54 @@ export interface LockMetrics {
 export class EntityLocks {
   constructor(private redis: RedisClient, private prefix: string, private metrics?: LockMetrics) {
     if (!(redis as unknown as { orqLockRelease?: unknown }).orqLockRelease) redis.defineCommand('orqLockRelease', { numberOfKeys: 1, lua: RELEASE });
+    if (!(redis as unknown as { orqLockExtend?: unknown }).orqLockExtend) redis.defineCommand('orqLockExtend', { numberOfKeys: 1, lua: EXTEND });
+  }
+
+  /** The locks kept alive (keepAlive): key → token and TTL; one timer extends them all. */
+  private readonly alive = new Map<string, { token: string; ttlMs: number }>();
+  private beat?: NodeJS.Timeout;
+  private beatMs = 0;
+
+  /**
+   * Keeps a held lock from expiring while its holder lives: every third of its TTL its expiry is pushed
+   * back (only while the token is still the key's). A holder that dies, or whose event loop stops, stops
+   * extending, and the lock expires after its TTL as before. Returns the function that stops it; call it
+   * before release.
+   */
+  keepAlive(entity: string, token: string, ttlMs: number): () => void {
+    const key = `${this.prefix}:lock:${entity}`;
+    this.alive.set(key, { token, ttlMs });
+    const every = Math.max(250, Math.floor(ttlMs / 3));
+    if (!this.beat || every < this.beatMs) {
+      clearInterval(this.beat);
+      this.beatMs = every;
+      this.beat = setInterval(() => this.extendAll(), every);
+      this.beat.unref();
+    }
+    return () => {
+      if (this.alive.get(key)?.token === token) this.alive.delete(key);
+    };
+  }
+
+  private extendAll() {
+    if (!this.alive.size) {
+      // Nothing held: the timer stops here, not at each release (no timer per lock on the hot path).
+      clearInterval(this.beat);
+      this.beat = undefined;
+      this.beatMs = 0;
+      return;
+    }
+    for (const [key, { token, ttlMs }] of this.alive) {
+      (this.redis as unknown as { orqLockExtend(k: string, v: string, ttl: number): Promise<number> })
+        .orqLockExtend(key, token, ttlMs)
+        .then((ok) => {
+          // Lost (expired during a stall and taken, or deleted): nothing to keep; the row's version fences.
+          if (!ok && this.alive.get(key)?.token === token) this.alive.delete(key);
+        })
+        .catch(() => {
+          /* Redis unreachable: the next beat tries again; the row's version still fences */
+        });
+    }
   }
 
   /** Token when acquired within waitMs, else null. Traced as a Redis client span. */

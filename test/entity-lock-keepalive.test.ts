@@ -1,0 +1,40 @@
+// The entity lock is kept alive while its holder runs (kernel/lock.ts keepAlive, kernel/entity.ts withLock):
+// a step slower than ENTITY_LOCK_MS (a PAC or a rail that takes its time) no longer lets a second holder
+// in, while a holder that stops extending (dead, or a plain acquire) still loses it after the TTL.
+import t from 'tap';
+import { EntityLocks } from '../kernel/lock.js';
+import type { EntityActor } from '../kernel/entity.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let a: TestApp;
+t.before(async () => {
+  a = await startTestApp({ ENTITY_LOCK_MS: '3000' });
+});
+t.teardown(() => a.stop());
+
+t.test('a holder slower than the TTL keeps its lock; it is free once released', async (t) => {
+  const actor = (a.app.deps.invoices as unknown as { d: { actor: EntityActor } }).d.actor;
+  const other = new EntityLocks(a.app.deps.redis, a.config.redisPrefix);
+  const id = crypto.randomUUID();
+  let during: string | null = 'not tried';
+  await actor.withLock({ kind: 'lock_probe', busy: 'invoice.concurrent_modification' }, id, 0, async () => {
+    await sleep(4_200); // past the 3 s TTL
+    during = await other.acquire(`lock_probe:${id}`, 3_000, 0);
+  });
+  t.equal(during, null, 'nobody else got the lock 4.2 s into a 3 s TTL');
+  const after = await other.acquire(`lock_probe:${id}`, 3_000, 0);
+  t.ok(after, 'free once released');
+  await other.release(`lock_probe:${id}`, after!);
+});
+
+t.test('a lock nobody keeps alive (a dead holder) expires after its TTL', async (t) => {
+  const locks = new EntityLocks(a.app.deps.redis, a.config.redisPrefix);
+  const id = crypto.randomUUID();
+  t.ok(await locks.acquire(`lock_probe:${id}`, 1_000, 0), 'held, never released');
+  t.equal(await locks.acquire(`lock_probe:${id}`, 1_000, 0), null, 'held');
+  await sleep(1_300);
+  const next = await locks.acquire(`lock_probe:${id}`, 1_000, 0);
+  t.ok(next, 'taken after the TTL');
+  await locks.release(`lock_probe:${id}`, next!);
+});
