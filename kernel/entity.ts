@@ -220,11 +220,11 @@ export class EntityActor {
     }
     // Kept alive while fn runs (a PAC or a rail slower than the TTL must not let a second holder in);
     // a dead holder's lock still expires after lockMs.
-    const stop = this.d.locks.keepAlive(key, token, this.d.lockMs);
+    this.d.locks.keepAlive(key, token, this.d.lockMs);
     try {
       return await fn();
     } finally {
-      stop();
+      this.d.locks.forget(key, token);
       await this.d.locks.release(key, token).catch(() => {});
     }
   }

@@ -18,46 +18,43 @@ export class EntityLocks {
     if (!(redis as unknown as { orqLockExtend?: unknown }).orqLockExtend) redis.defineCommand('orqLockExtend', { numberOfKeys: 1, lua: EXTEND });
   }
 
-  /** The locks kept alive (keepAlive): key → token and TTL; one timer extends them all. */
-  private readonly alive = new Map<string, { token: string; ttlMs: number }>();
+  /** The locks kept alive (keepAlive): entity → token, all with one TTL; one timer extends them all. */
+  private readonly alive = new Map<string, string>();
+  private aliveTtlMs = 0;
   private beat?: NodeJS.Timeout;
-  private beatMs = 0;
 
   /**
    * Keeps a held lock from expiring while its holder lives: every third of its TTL its expiry is pushed
    * back (only while the token is still the key's). A holder that dies, or whose event loop stops, stops
-   * extending, and the lock expires after its TTL as before. Returns the function that stops it; call it
-   * before release.
+   * extending, and the lock expires after its TTL as before. `forget` (before release) ends it. The hot
+   * path allocates nothing here: the entity and token strings exist already, the timer is shared.
    */
-  keepAlive(entity: string, token: string, ttlMs: number): () => void {
-    const key = `${this.prefix}:lock:${entity}`;
-    this.alive.set(key, { token, ttlMs });
-    const every = Math.max(250, Math.floor(ttlMs / 3));
-    if (!this.beat || every < this.beatMs) {
-      clearInterval(this.beat);
-      this.beatMs = every;
-      this.beat = setInterval(() => this.extendAll(), every);
-      this.beat.unref();
-    }
-    return () => {
-      if (this.alive.get(key)?.token === token) this.alive.delete(key);
-    };
+  keepAlive(entity: string, token: string, ttlMs: number): void {
+    this.alive.set(entity, token);
+    if (this.beat && ttlMs >= this.aliveTtlMs) return;
+    clearInterval(this.beat);
+    this.aliveTtlMs = ttlMs;
+    this.beat = setInterval(() => this.extendAll(), Math.max(250, Math.floor(ttlMs / 3)));
+    this.beat.unref();
+  }
+
+  forget(entity: string, token: string): void {
+    if (this.alive.get(entity) === token) this.alive.delete(entity);
   }
 
   private extendAll() {
     if (!this.alive.size) {
-      // Nothing held: the timer stops here, not at each release (no timer per lock on the hot path).
+      // Nothing held: the timer stops here, not at each release.
       clearInterval(this.beat);
       this.beat = undefined;
-      this.beatMs = 0;
       return;
     }
-    for (const [key, { token, ttlMs }] of this.alive) {
-      (this.redis as unknown as { orqLockExtend(k: string, v: string, ttl: number): Promise<number> })
-        .orqLockExtend(key, token, ttlMs)
+    const extend = (this.redis as unknown as { orqLockExtend(k: string, v: string, ttl: number): Promise<number> }).orqLockExtend.bind(this.redis);
+    for (const [entity, token] of this.alive) {
+      extend(`${this.prefix}:lock:${entity}`, token, this.aliveTtlMs)
         .then((ok) => {
           // Lost (expired during a stall and taken, or deleted): nothing to keep; the row's version fences.
-          if (!ok && this.alive.get(key)?.token === token) this.alive.delete(key);
+          if (!ok) this.forget(entity, token);
         })
         .catch(() => {
           /* Redis unreachable: the next beat tries again; the row's version still fences */
