@@ -73,28 +73,29 @@ interface RateResult {
   diskStalls?: Array<{ atS: number; ms: number }>;
 }
 
+/** The windows at `rate` whose disk was sampled, split by whether it stalled (a stall holds every commit). */
+function byStall(results: RateResult[], rate: number) {
+  const ws = results.filter((r) => r.rate === rate && r.diskStalls);
+  return { calm: ws.filter((r) => !r.diskStalls!.length), stalled: ws.filter((r) => r.diskStalls!.length) };
+}
+
 /**
  * Per rate, the p99 of the windows during which the disk under Postgres did not stall apart from those during
- * which it did: a stall holds every commit, so it bounds the p99 of its window whatever the app does.
+ * which it did: a stall bounds the p99 of its window whatever the app does.
  */
 function stallSplit(results: RateResult[]): string {
-  const lines: string[] = [];
-  for (const rate of [...new Set(results.map((r) => r.rate))]) {
-    const ws = results.filter((r) => r.rate === rate && r.diskStalls);
-    if (!ws.length) continue;
-    const p99s = (xs: RateResult[]) => (xs.length ? xs.map((r) => fmt(r.p99, 1)).join(', ') + ' ms' : 'none');
-    const calm = ws.filter((r) => !r.diskStalls!.length);
-    const stalled = ws.filter((r) => r.diskStalls!.length);
-    lines.push(`at ${rate}/s, p99 of the ${calm.length} windows without a disk stall >= 20 ms: ${p99s(calm)}; of the ${stalled.length} with one: ${p99s(stalled)}`);
-  }
+  const p99s = (xs: RateResult[]) => (xs.length ? xs.map((r) => fmt(r.p99, 1)).join(', ') + ' ms' : 'none');
+  const lines = [...new Set(results.map((r) => r.rate))].flatMap((rate) => {
+    const { calm, stalled } = byStall(results, rate);
+    return calm.length + stalled.length ? [`at ${rate}/s, p99 of the ${calm.length} windows without a disk stall >= 20 ms: ${p99s(calm)}; of the ${stalled.length} with one: ${p99s(stalled)}`] : [];
+  });
   return lines.length ? lines.join('\n') + '\n' : '';
 }
 
 /** The median p99 of the windows at `rate` in which the disk under Postgres did not stall (undefined: none, or not sampled). */
 function calmMedian(results: RateResult[], rate: number): number | undefined {
-  const xs = results.filter((r) => r.rate === rate && r.diskStalls && !r.diskStalls.length).map((r) => r.p99).sort((a, b) => a - b);
-  if (!xs.length) return undefined;
-  return xs.length % 2 ? xs[(xs.length - 1) / 2] : (xs[xs.length / 2 - 1] + xs[xs.length / 2]) / 2;
+  const { calm } = byStall(results, rate);
+  return calm.length ? latencyStats(calm.map((r) => r.p99)).p50 : undefined;
 }
 
 async function main(): Promise<number> {

@@ -18,7 +18,7 @@ export class EntityLocks {
     if (!(redis as unknown as { orqLockExtend?: unknown }).orqLockExtend) redis.defineCommand('orqLockExtend', { numberOfKeys: 1, lua: EXTEND });
   }
 
-  /** The locks kept alive (keepAlive): entity → token, all with one TTL; one timer extends them all. */
+  /** The locks kept alive (keepAlive): entity → token, all with one TTL (the first given); one timer extends them all. */
   private readonly alive = new Map<string, string>();
   private aliveTtlMs = 0;
   private beat?: NodeJS.Timeout;
@@ -30,10 +30,11 @@ export class EntityLocks {
    * path allocates nothing here: the entity and token strings exist already, the timer is shared.
    */
   keepAlive(entity: string, token: string, ttlMs: number): void {
-    this.alive.set(entity, token);
-    if (this.beat && ttlMs >= this.aliveTtlMs) return;
-    clearInterval(this.beat);
+    // One TTL for all (the entity actor's ENTITY_LOCK_MS): a second one would be extended to the first.
+    if (this.aliveTtlMs && ttlMs !== this.aliveTtlMs) throw new Error(`keepAlive: this EntityLocks keeps locks of ${this.aliveTtlMs} ms alive, not ${ttlMs} ms`);
     this.aliveTtlMs = ttlMs;
+    this.alive.set(entity, token);
+    if (this.beat) return;
     this.beat = setInterval(() => this.extendAll(), Math.max(250, Math.floor(ttlMs / 3)));
     this.beat.unref();
   }

@@ -38,3 +38,10 @@ t.test('a lock nobody keeps alive (a dead holder) expires after its TTL', async 
   t.ok(next, 'taken after the TTL');
   await locks.release(`lock_probe:${id}`, next!);
 });
+
+t.test('one TTL per EntityLocks: another one is refused rather than extended to the first', async (t) => {
+  const locks = new EntityLocks(a.app.deps.redis, a.config.redisPrefix);
+  locks.keepAlive('lock_probe:ttl', 'token-1', 3_000);
+  t.throws(() => locks.keepAlive('lock_probe:ttl2', 'token-2', 5_000), /keeps locks of 3000 ms alive, not 5000 ms/);
+  locks.forget('lock_probe:ttl', 'token-1');
+});

@@ -233,7 +233,8 @@ export const invoiceRoutes: RouteDef[] = [
     description:
       'Stamps the PUE invoice of the receipt\'s charge for the receptor given, or answers the one it already has for this RFC (the same receipt twice gives the same invoice). ' +
       'Unknown slug and disabled portal give the same `autofactura.not_available`; an unknown code, another tenant\'s code, an unpaid receipt and a receipt invoiced to another RFC give the same `autofactura.receipt_not_found`. ' +
-      'Receptor and PAC errors pass through unchanged. Rate-limited like every /public route (per client IP). `email` is captured with no effect on stamping.',
+      'Receptor and PAC errors pass through unchanged. Two submissions of one receipt at the same moment: the second may answer `invoice.concurrent_modification` (409); submitting again returns the invoice. ' +
+      'Rate-limited like every /public route (per client IP). `email` is captured with no effect on stamping.',
     tags: ['Invoices'],
     responses: { 200: { description: 'The invoice (public fields)', schema: autofacturaResource } },
     errors: ['autofactura.invalid_body', 'autofactura.invalid_rfc', 'autofactura.not_available', 'autofactura.receipt_not_found', 'invoice.invalid_receptor', 'invoice.receptor_incoherente', ...PAC_ERRORS],
