@@ -10,6 +10,8 @@ const EXTEND = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call(
 export interface LockMetrics {
   lockWaits: { inc(labels: { entity: string }): void };
   lockTimeouts: { inc(labels: { entity: string }): void };
+  /** A kept-alive lock found no longer its holder's (expired through a stall of its process, and taken, or deleted). */
+  lockLost?: { inc(labels: { entity: string }): void };
 }
 
 export class EntityLocks {
@@ -55,7 +57,9 @@ export class EntityLocks {
       extend(`${this.prefix}:lock:${entity}`, token, this.aliveTtlMs)
         .then((ok) => {
           // Lost (expired during a stall and taken, or deleted): nothing to keep; the row's version fences.
-          if (!ok) this.forget(entity, token);
+          if (ok) return;
+          this.forget(entity, token);
+          this.metrics?.lockLost?.inc({ entity: entity.split(':')[0] });
         })
         .catch(() => {
           /* Redis unreachable: the next beat tries again; the row's version still fences */

@@ -12,6 +12,7 @@ export interface Metrics {
   jobWait: Histogram<'queue' | 'name'>;
   lockWaits: Counter<'entity'>;
   lockTimeouts: Counter<'entity'>;
+  lockLost: Counter<'entity'>;
   webhookDeliveries: Counter<'outcome'>;
   webhookLag: Histogram;
   /** Gauges computed at scrape time from shared state (queues in Redis, the outbox in Postgres). */
@@ -37,6 +38,7 @@ export function createMetrics(): Metrics {
     jobWait: new Histogram({ name: 'orquesta_job_wait_seconds', help: 'Time from enqueue (or due time) to a worker taking the job', labelNames: ['queue', 'name'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [registry] }),
     lockWaits: new Counter({ name: 'orquesta_lock_waits_total', help: 'Entity lock acquisitions that had to wait (contention)', labelNames: ['entity'], registers: [registry] }),
     lockTimeouts: new Counter({ name: 'orquesta_lock_timeouts_total', help: 'Entity lock acquisitions that gave up', labelNames: ['entity'], registers: [registry] }),
+    lockLost: new Counter({ name: 'orquesta_lock_lost_total', help: 'Entity locks a live holder found no longer its own when extending them (its process stalled past ENTITY_LOCK_MS; the row version fences it)', labelNames: ['entity'], registers: [registry] }),
     webhookDeliveries: new Counter({ name: 'orquesta_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers: [registry] }),
     webhookLag: new Histogram({ name: 'orquesta_webhook_delivery_lag_seconds', help: 'From the event commit to its successful delivery', buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60, 300, 3600], registers: [registry] }),
     setSharedCollectors(c) {

@@ -45,3 +45,20 @@ t.test('one TTL per EntityLocks: another one is refused rather than extended to 
   t.throws(() => locks.keepAlive('lock_probe:ttl2', 'token-2', 5_000), /keeps locks of 3000 ms alive, not 5000 ms/);
   locks.forget('lock_probe:ttl', 'token-1');
 });
+
+t.test('a kept-alive lock taken from its holder is counted lost and no longer extended', async (t) => {
+  const lost: string[] = [];
+  const count = { inc: (l: { entity: string }) => void lost.push(l.entity) };
+  const locks = new EntityLocks(a.app.deps.redis, a.config.redisPrefix, { lockWaits: count, lockTimeouts: count, lockLost: count });
+  const id = crypto.randomUUID();
+  const token = (await locks.acquire(`lock_probe:${id}`, 3_000, 0))!;
+  locks.keepAlive(`lock_probe:${id}`, token, 3_000);
+  // Another holder's token in its place (what an expiry through a stall, then a second acquire, leaves).
+  await a.app.deps.redis.set(`${a.config.redisPrefix}:lock:lock_probe:${id}`, 'someone-else', 'PX', 3_000);
+  await sleep(1_300); // a beat (every 1 s for a 3 s TTL)
+  t.same(lost, ['lock_probe'], 'counted once, by entity kind');
+  t.equal(await a.app.deps.redis.get(`${a.config.redisPrefix}:lock:lock_probe:${id}`), 'someone-else', "the other holder's lock is untouched");
+  await sleep(1_100);
+  t.same(lost, ['lock_probe'], 'forgotten: not counted again');
+  locks.forget(`lock_probe:${id}`, token);
+});
