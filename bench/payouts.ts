@@ -15,7 +15,9 @@
 //               the denominator of "executed per second".
 // Then the app (ROLE=api and ROLE=worker children, bench/confirm-app.js) on another scratch
 // database: autocannon drives 64 connections of POST /v1/payouts (a fresh Idempotency-Key each);
-// executed per second = payouts that became paid during the load window / its length.
+// executed per second = payouts that became paid during the load window / its length. With --api N,
+// N API processes share the one port and the pool (--api-pool split among them), as `npm start --
+// --api N` runs them (docs/scaling.md: a second API process helps where one event loop is the bound).
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -25,7 +27,7 @@ import { join } from 'node:path';
 import { createSql, ensureDatabase } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
 import { Redis } from 'ioredis';
-import { appBench, benchTenant, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, latencyStats, machineInfo, mdTable, monoUs, parseOptions, PgEvidence, pgEvidenceTables, profileTables, redisUrl, sleep, sourceInfo, summarizeProfile, waitForQuiet } from './confirm-lib.js';
+import { appBench, benchTenant, startApp, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, latencyStats, machineInfo, mdTable, monoUs, parseOptions, PgEvidence, pgEvidenceTables, profileTables, redisUrl, sleep, sourceInfo, summarizeProfile, waitForQuiet } from './confirm-lib.js';
 
 const o = parseOptions<Record<string, number | boolean | string | undefined>>(process.argv.slice(2), {
   duration: { type: 'number', default: 10, min: 1, max: 120, help: 'seconds of the measured load' },
@@ -34,7 +36,8 @@ const o = parseOptions<Record<string, number | boolean | string | undefined>>(pr
   'pgbench-duration': { type: 'number', default: 10, min: 1, max: 120, help: 'pgbench -T per variant' },
   'peak-clients': { type: 'string', default: '8,16', help: "create-sql also at these client counts (comma-separated; '' for none): the same SQL at its best count is the second ceiling of the creates alone (2 cores: pgbench peaks at 8-16 clients, below that at 64)" },
   'worker-concurrency': { type: 'number', default: 16, min: 1, max: 1000, help: 'WORKER_CONCURRENCY of the worker' },
-  'api-pool': { type: 'number', default: 0, min: 0, max: 1000, help: "DATABASE_POOL_MAX of the api process (0: as many as --connections, pgbench's clients; the worker keeps the default)" },
+  'api-pool': { type: 'number', default: 0, min: 0, max: 1000, help: "Postgres connections of the API processes together (0: as many as --connections, pgbench's clients), split evenly among --api processes (DATABASE_POOL_MAX each); the worker keeps the default" },
+  api: { type: 'number', default: 1, min: 1, max: 16, help: 'API processes on one port (SO_REUSEPORT), started as npm start -- --api N does (ops/processes.ts); CPU "api" sums them' },
   'max-wait': { type: 'number', default: 600, min: 0, max: 3600, help: 'seconds to wait for a quiet machine' },
   json: { type: 'string', help: 'write the results as JSON here' },
   'pgbench-scripts': { type: 'string', help: 'only write the pgbench scripts into this directory (to read or run them) and exit' },
@@ -43,6 +46,9 @@ const o = parseOptions<Record<string, number | boolean | string | undefined>>(pr
 const D = o.duration as number;
 const C = o.connections as number;
 const apiPool = (o['api-pool'] as number) || C;
+const APIS = o.api as number;
+// each API process's share of the pool, so that N processes together hold what one would
+const apiPoolEach = Math.max(1, Math.ceil(apiPool / APIS));
 const TENANT = '7e4a0c1e-0000-4000-8000-0000000b0075';
 const children = new Children('bench/payouts');
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -139,9 +145,21 @@ async function app() {
   };
   // The api gets as many Postgres connections as pgbench has clients (like for like: a create holds
   // its connection until its commit is flushed); a build before DATABASE_POOL_MAX ignores it (20).
-  const api = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', DATABASE_POOL_MAX: String(apiPool), STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
+  // Created here: N processes starting together would race to create it.
+  await ensureDatabase(dbUrl(name));
+  // One API process is a child of this bench as before; several are started by the supervisor of
+  // `npm start -- --api N` (ops/processes.ts), all on one port.
+  const api = APIS === 1
+    ? await (async () => {
+        const c = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', DATABASE_POOL_MAX: String(apiPoolEach), STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
+        return { port: c.info.port, pids: [c.info.pid], stop: () => children.stop(c.child) };
+      })()
+    : await (async () => {
+        const a = await startApp(children, { main: appBench('confirm-app.js'), env: { ...env, DATABASE_POOL_MAX: String(apiPoolEach), STATE_DIR: mkdtempSync(join(tmp, 'api-')) }, apis: APIS, workers: 0, ready: 'line', label: 'api' });
+        return { port: a.port, pids: a.pids.api, stop: () => a.stop() };
+      })();
   const worker = await children.start<{ pid: number }>('worker', appBench('confirm-app.js'), { env: { ...env, ROLE: 'worker', STATE_DIR: mkdtempSync(join(tmp, 'worker-')) } });
-  let base = `http://127.0.0.1:${api.info.port}`;
+  let base = `http://127.0.0.1:${api.port}`;
   const { key } = await benchTenant(base, adminKey, 'bench');
   const sql = createSql(dbUrl(name), 2);
   const paid = async () => Number((await sql`select count(*)::int as n from payouts where status = 'paid'`)[0].n);
@@ -158,7 +176,7 @@ async function app() {
     });
   if (Number(o.warmup) > 0) await load(Number(o.warmup));
   const before = await paid();
-  const sampler = new CpuSampler({ api: api.info.pid, worker: worker.info.pid, bench: process.pid }).start();
+  const sampler = new CpuSampler({ api: api.pids, worker: worker.info.pid, bench: process.pid }).start();
   const r = await load(D);
   const cpu = sampler.stop();
   const during = (await paid()) - before;
@@ -171,7 +189,7 @@ async function app() {
   await children.stop(worker.child);
   const ev = await PgEvidence.start(name);
   const redis0 = await redisCommands();
-  const aloneCpu = new CpuSampler({ api: api.info.pid, bench: process.pid }).start();
+  const aloneCpu = new CpuSampler({ api: api.pids, bench: process.pid }).start();
   const alone = await load(D);
   const aloneReport = aloneCpu.stop();
   const redisDelta = diffCommands(await redisCommands(), redis0);
@@ -180,7 +198,7 @@ async function app() {
   const apiCpuMs = ((aloneReport.pct.api ?? 0) / 100) * aloneReport.wallS * 1000 / Math.max(1, alone.created);
   let profile: string | undefined;
   if (o.profile) {
-    await children.stop(api.child);
+    await api.stop();
     const dir = String(o.profile);
     const prof = await children.start<{ pid: number; port: number }>('api-prof', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-prof-')) }, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
     base = `http://127.0.0.1:${prof.info.port}`;
@@ -191,7 +209,7 @@ async function app() {
     await children.stop(prof.child);
     const file = findProfile(dir, prof.info.pid);
     profile = file ? `${fmt(pr.created / pr.duration)} created/s under the profiler\n\n${profileTables(summarizeProfile(file, w0, w1))}` : `no profile of the api in ${dir}`;
-  } else await children.stop(api.child);
+  } else await api.stop();
   await sql.end();
   return {
     createdPerS: r.created / r.duration, executedPerS: during / r.duration, p50: s.p50, p99: s.p99, statuses: r.statuses, backlog: total - before - during, drainS, cpu: cpuCells(cpu, ['api', 'worker', 'postgres', 'redis', 'bench']),
@@ -235,7 +253,7 @@ try {
   ];
   const per = (n: number) => fmt(n / Math.max(1, a.alone.created), 2);
   const report = [
-    `bench/payouts ${new Date().toISOString()} (${C} connections, api DATABASE_POOL_MAX ${apiPool}, ${D} s; commit ${sourceInfo().commit}${quiet.warning ? `; ${quiet.warning}` : ''})`,
+    `bench/payouts ${new Date().toISOString()} (${C} connections, ${APIS} api process${APIS > 1 ? 'es' : ''} with DATABASE_POOL_MAX ${apiPoolEach}${APIS > 1 ? ' each' : ''}, ${D} s; commit ${sourceInfo().commit}${quiet.warning ? `; ${quiet.warning}` : ''})`,
     mdTable(['', 'Orquesta /s', 'pgbench same SQL tps', 'ratio', 'p99 ms (HTTP)', 'p99 ms (pgbench)'], rows),
     `HTTP statuses ${JSON.stringify(a.statuses)}; create p50 ${fmt(a.p50, 1)} ms; backlog after the load ${a.backlog} payouts, drained in ${fmt(a.drainS, 1)} s.`,
     mdTable(['CPU (app run)', 'api', 'worker', 'postgres', 'redis', 'bench', 'other', 'machine busy', 'steal'], [['% of one core', ...a.cpu]]),

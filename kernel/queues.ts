@@ -17,8 +17,21 @@ export const DEFAULT_JOB: JobsOptions = {
   removeOnFail: true,
 };
 
+/** An enqueue waiting for the end of the event loop's turn (see Queues.add). */
+interface PendingAdd {
+  name: string;
+  data: object;
+  opts: JobsOptions;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
 export class Queues {
   private queues = new Map<string, Queue>();
+  private pending = new Map<string, PendingAdd[]>();
+  private flushScheduled = false;
+  /** Batches sent and not yet answered (close waits for them). */
+  private inflight = new Set<Promise<unknown>>();
   private connection: RedisClient;
   private shardCounts = new Map<string, number>();
 
@@ -49,11 +62,49 @@ export class Queues {
     return q;
   }
 
-  /** Enqueues with the caller's trace context in the job data (`_trace`), so the worker's span joins the trace. */
-  async add(kind: string, entityId: string, name: string, data: object, opts: JobsOptions & { jobId: string }): Promise<void> {
+  /**
+   * Enqueues with the caller's trace context in the job data (`_trace`), so the worker's span joins the trace.
+   *
+   * The jobs enqueued during one turn of the event loop (the commits whose answers arrived in one
+   * poll) go to Redis together at its end: one pipelined write of their scripts per queue
+   * (BullMQ's addBulk) instead of a write and a wake-up of Redis each (bench/RESULTS.md, issue 26,
+   * tenth session). Each promise settles with its own job: if the batch fails, its jobs are
+   * enqueued one by one again, so one job's error is only its own.
+   */
+  add(kind: string, entityId: string, name: string, data: object, opts: JobsOptions & { jobId: string }): Promise<void> {
     const trace = (data as { _trace?: object })._trace ?? injectTrace();
-    await this.queue(queueName(kind, shardOf(entityId, this.shardsOf(kind)))).add(name, Object.keys(trace).length ? { ...data, _trace: trace } : data, { ...DEFAULT_JOB, ...opts });
+    const q = queueName(kind, shardOf(entityId, this.shardsOf(kind)));
+    return new Promise<void>((resolve, reject) => {
+      let list = this.pending.get(q);
+      if (!list) this.pending.set(q, (list = []));
+      list.push({ name, data: Object.keys(trace).length ? { ...data, _trace: trace } : data, opts: { ...DEFAULT_JOB, ...opts }, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(this.flush);
+      }
+    });
   }
+
+  private readonly flush = () => {
+    this.flushScheduled = false;
+    const batches = this.pending;
+    this.pending = new Map();
+    for (const [name, list] of batches) {
+      const q = this.queue(name);
+      const one = (a: PendingAdd) => q.add(a.name, a.data, a.opts).then(() => a.resolve(), a.reject);
+      const sent =
+        list.length === 1
+          ? one(list[0])
+          : q.addBulk(list.map((a) => ({ name: a.name, data: a.data, opts: a.opts }))).then(
+              () => {
+                for (const a of list) a.resolve();
+              },
+              () => Promise.all(list.map(one)),
+            );
+      this.inflight.add(sent);
+      void sent.finally(() => this.inflight.delete(sent));
+    }
+  };
 
   /** A repeatable job (BullMQ job scheduler): one job per interval, whatever the number of workers. */
   async schedule(kind: string, entityId: string, schedulerId: string, everyMs: number, name: string, data: object): Promise<void> {
@@ -74,6 +125,9 @@ export class Queues {
   }
 
   async close(): Promise<void> {
+    // what was enqueued before the close still goes out
+    this.flush();
+    await Promise.allSettled([...this.inflight]);
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.connection.disconnect();
   }

@@ -87,3 +87,59 @@ t.test('job ids from declarations; unknown and malformed jobs fail at once; tran
   await until(() => done.has(`flaky-${id}`));
   t.equal(flaky, 3, 'a transient failure is retried until it succeeds');
 });
+
+t.test('jobs enqueued in one turn of the event loop go to Redis together, each settling on its own', async (t) => {
+  const config = testConfig();
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const prefix = `orq_test_jobs_${randomBytes(3).toString('hex')}`;
+  const queues = new Queues(redis, prefix, 1);
+  const rawConn = redis.duplicate({ maxRetriesPerRequest: null });
+  const raw = new Queue(queueName('probe', 0), { connection: rawConn, prefix });
+  t.teardown(async () => {
+    await raw.close();
+    await queues.close();
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    rawConn.disconnect();
+    redis.disconnect();
+  });
+  const id = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+  // Count the pipelines the queue connection sends: one per batch (BullMQ's addBulk), none for a single add.
+  const conn = (queues as unknown as { connection: Redis }).connection;
+  let pipelines = 0;
+  const pipeline = conn.pipeline.bind(conn);
+  conn.pipeline = ((...a: Parameters<typeof conn.pipeline>) => (pipelines++, pipeline(...a))) as typeof conn.pipeline;
+
+  // Five adds in one turn, one of them twice (the same work: one job), one delayed.
+  const adds = [1, 2, 3, 3, 4].map((i) => queues.add('probe', id(i), 'echo', { entityId: id(i), n: i }, { jobId: `echo-${i}`, ...(i === 4 ? { delay: 60_000 } : {}) }));
+  t.equal(pipelines, 0, 'nothing is sent before the turn ends');
+  await Promise.all(adds);
+  t.equal(pipelines, 1, 'the five went out in one pipeline');
+  t.same((await raw.getJobs(['waiting'])).map((j) => j.id).sort(), ['echo-1', 'echo-2', 'echo-3'], 'one job per id');
+  t.same((await raw.getJobs(['delayed'])).map((j) => j.id), ['echo-4'], 'the delayed one waits');
+  t.same((await raw.getJob('echo-2'))?.data, { entityId: id(2), n: 2 }, "a job's data is its own");
+
+  // A batch BullMQ refuses (one job's options are invalid: a float priority): the others are
+  // enqueued one by one, and only the invalid one's promise rejects.
+  const mixed = await Promise.allSettled([
+    queues.add('probe', id(5), 'echo', { entityId: id(5), n: 5 }, { jobId: 'echo-5' }),
+    queues.add('probe', id(6), 'echo', { entityId: id(6), n: 6 }, { jobId: 'echo-6', priority: 1.5 }),
+    queues.add('probe', id(7), 'echo', { entityId: id(7), n: 7 }, { jobId: 'echo-7' }),
+  ]);
+  t.same(mixed.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled'], 'only the invalid job fails');
+  t.ok(await raw.getJob('echo-5'), 'echo-5 enqueued');
+  t.ok(await raw.getJob('echo-7'), 'echo-7 enqueued');
+  t.notOk(await raw.getJob('echo-6'), 'echo-6 not enqueued');
+
+  // A single add needs no pipeline.
+  const before = pipelines;
+  await queues.add('probe', id(8), 'echo', { entityId: id(8), n: 8 }, { jobId: 'echo-8' });
+  t.equal(pipelines, before, 'one job alone is one script call');
+  t.ok(await raw.getJob('echo-8'), 'echo-8 enqueued');
+
+  // What was enqueued just before a close still goes out.
+  const last = queues.add('probe', id(9), 'echo', { entityId: id(9), n: 9 }, { jobId: 'echo-9' });
+  await queues.close();
+  await last;
+  t.ok(await raw.getJob('echo-9'), 'echo-9 enqueued before the queues closed');
+});
