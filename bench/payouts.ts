@@ -36,7 +36,7 @@ const o = parseOptions<Record<string, number | boolean | string | undefined>>(pr
   'pgbench-duration': { type: 'number', default: 10, min: 1, max: 120, help: 'pgbench -T per variant' },
   'peak-clients': { type: 'string', default: '8,16', help: "create-sql also at these client counts (comma-separated; '' for none): the same SQL at its best count is the second ceiling of the creates alone (2 cores: pgbench peaks at 8-16 clients, below that at 64)" },
   'worker-concurrency': { type: 'number', default: 16, min: 1, max: 1000, help: 'WORKER_CONCURRENCY of the worker' },
-  'api-pool': { type: 'number', default: 0, min: 0, max: 1000, help: "Postgres connections of the API processes together (0: as many as --connections, pgbench's clients), split evenly among --api processes (DATABASE_POOL_MAX each); the worker keeps the default" },
+  'api-pool': { type: 'number', default: 20, min: 0, max: 1000, help: "Postgres connections of the API processes together (default: DATABASE_POOL_MAX's default, the app as deployed; 0: as many as --connections, pgbench's clients), split evenly among --api processes (DATABASE_POOL_MAX each); the worker keeps the default" },
   api: { type: 'number', default: 1, min: 1, max: 16, help: 'API processes on one port (SO_REUSEPORT), started as npm start -- --api N does (ops/processes.ts); CPU "api" sums them' },
   'max-wait': { type: 'number', default: 600, min: 0, max: 3600, help: 'seconds to wait for a quiet machine' },
   json: { type: 'string', help: 'write the results as JSON here' },
@@ -143,8 +143,10 @@ async function app() {
     ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: dbUrl(name), REDIS_PREFIX: prefix, ADMIN_KEY: adminKey, PORT: '0',
     SECRETS_KEY: randomBytes(32).toString('base64'), RATE_LIMIT_V1_PER_MIN: '1000000000', SEED_DEMO_TENANT: 'false', WORKER_CONCURRENCY: String(o['worker-concurrency']),
   };
-  // The api gets as many Postgres connections as pgbench has clients (like for like: a create holds
-  // its connection until its commit is flushed); a build before DATABASE_POOL_MAX ignores it (20).
+  // The api's Postgres connections: DATABASE_POOL_MAX's default (20), the app as `npm start` runs it
+  // (--api-pool 0: as many as pgbench has clients, 64, like for like; on 2 cores that pool is the
+  // slower one: 64 backends queue for the cores the API's event loop needs, bench/RESULTS.md issue 26
+  // tenth session). A build before DATABASE_POOL_MAX ignores it (20).
   // Created here: N processes starting together would race to create it.
   await ensureDatabase(dbUrl(name));
   // One API process is a child of this bench as before; several are started by the supervisor of

@@ -41,13 +41,26 @@ export function entitiesOf(data: unknown): string[] {
   return [...out];
 }
 
+/** Appends one entry to each list named (KEYS), keeps the newest ARGV[2] + 1 and sets their expiry. */
+const APPEND = `
+for i = 1, #KEYS do
+  redis.call('LPUSH', KEYS[i], ARGV[1])
+  redis.call('LTRIM', KEYS[i], 0, tonumber(ARGV[2]))
+  redis.call('EXPIRE', KEYS[i], tonumber(ARGV[3]))
+end
+return #KEYS`;
+
+type WithAppend = RedisClient & { orqJobHistoryAppend(numKeys: number, ...args: Array<string | number>): Promise<number> };
+
 export class JobHistory {
   constructor(
     private redis: RedisClient,
     private prefix: string,
     /** Entries kept per entity, and for how long after the last one (0 disables the history). */
     private opts: { max: number; ttlSeconds: number },
-  ) {}
+  ) {
+    if (!isCluster(redis) && !(redis as unknown as Partial<WithAppend>).orqJobHistoryAppend) redis.defineCommand('orqJobHistoryAppend', { lua: APPEND });
+  }
 
   private key(entityId: string) {
     return `${this.prefix}:jobhist:${entityId}`;
@@ -64,14 +77,13 @@ export class JobHistory {
     if (!ids.length) return;
     const entry = JSON.stringify(run);
     // On a Redis Cluster one MULTI per entity (each touches one key, so it stays in one hash slot);
-    // on a single Redis one MULTI for all of them: one write and one answer per run instead of one
-    // per entity (the worker's capture named three: a round trip each, bench/RESULTS.md).
+    // on a single Redis one script call for all of them: one command, one write and one answer per
+    // run (it was a round trip per entity, three for a capture, then a MULTI of eight commands:
+    // bench/RESULTS.md, issue 26 sixth and tenth sessions).
     if (isCluster(this.redis)) {
       for (const id of ids) this.append(this.redis.multi(), id, entry).exec().catch(() => {});
     } else {
-      let m = this.redis.multi();
-      for (const id of ids) m = this.append(m, id, entry);
-      m.exec().catch(() => {});
+      (this.redis as unknown as WithAppend).orqJobHistoryAppend(ids.length, ...ids.map((id) => this.key(id)), entry, this.opts.max - 1, this.opts.ttlSeconds).catch(() => {});
     }
   }
 
