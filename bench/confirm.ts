@@ -872,7 +872,7 @@ async function main(): Promise<number> {
     `worker: executed ${fmt(executedDuring)} attempts during the run (${fmt(executedDuring / cpu.wallS)}/s for ${fmt(okConfirm / run.durationS)} confirms/s), backlog ${fmt(backlogAtEnd)} at the end, drained ${fmt(d.seconds, 1)} s later`,
   );
   if (writes) {
-    out.push(`ratio confirm req/s / pgbench writes tps: ${fmt(run.confirm.rps)} / ${fmt(writes.tps)} = ${ratio.toFixed(3)}x (target >= 0.33x: ${ratioOk ? 'met' : 'NOT met'})`);
+    out.push(`ratio confirm req/s / pgbench writes tps: ${fmt(run.confirm.rps)} / ${fmt(writes.tps)} = ${ratio.toFixed(3)}x (issue 26's target >= 0.2x: ${ratio >= 0.2 ? 'met' : 'NOT met'}; the bench's first goal >= 0.33x: ${ratioOk ? 'met' : 'NOT met'})`);
     for (const r of pgb.filter((x) => x.variant !== 'writes')) out.push(`reference: confirm req/s / pgbench ${r.variant} tps = ${(run.confirm.rps / r.tps).toFixed(3)}x`);
   }
   out.push(`confirm p99 ${fmt(run.confirm.p99, 1)} ms (target <= 50 ms: ${p99Ok ? 'met' : 'NOT met'}); p50 ${fmt(run.confirm.p50, 1)} ms`);
