@@ -69,7 +69,8 @@ export class Queues {
    * poll) go to Redis together at its end: one pipelined write of their scripts per queue
    * (BullMQ's addBulk) instead of a write and a wake-up of Redis each (bench/RESULTS.md, issue 26,
    * tenth session). Each promise settles with its own job: if the batch fails, its jobs are
-   * enqueued one by one again, so one job's error is only its own.
+   * enqueued one by one again, so one job's error is only its own. Sending again is safe: every job
+   * has the id its declaration gives it (kernel/jobs.ts), so one the batch did add is absorbed.
    */
   add(kind: string, entityId: string, name: string, data: object, opts: JobsOptions & { jobId: string }): Promise<void> {
     const trace = (data as { _trace?: object })._trace ?? injectTrace();
