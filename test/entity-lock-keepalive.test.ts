@@ -14,7 +14,7 @@ t.before(async () => {
 t.teardown(() => a.stop());
 
 t.test('a holder slower than the TTL keeps its lock; it is free once released', async (t) => {
-  const actor = (a.app.deps.invoices as unknown as { d: { actor: EntityActor } }).d.actor;
+  const actor: EntityActor = a.app.deps.runtime.actor; // the one entity actor every capability commits through
   const other = new EntityLocks(a.app.deps.redis, a.config.redisPrefix);
   const id = crypto.randomUUID();
   let during: string | null = 'not tried';
