@@ -4,13 +4,25 @@
 // round trip per entity, three for a capture, then a MULTI of eight commands: bench/RESULTS.md,
 // issue 26 sixth and tenth sessions). The commands are counted on the client (other test files use
 // the same Redis at the same time, so Redis's own counters would count theirs too).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { JobHistory, entitiesOf, type JobRun } from '../kernel/job-history.js';
 import { until } from './helpers/app.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A client and a key prefix of the test's own, its keys removed at the end. */
+function scratchRedis(t: Test) {
+  const prefix = `orq_test_jobhist_${randomBytes(4).toString('hex')}`;
+  const redis = new Redis(url);
+  t.teardown(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+  return { prefix, redis };
+}
 
 t.test('entitiesOf: the objects a job names, not its tenant nor its trace', async (t) => {
   const [tenant, intent, attempt] = [randomUUID(), randomUUID(), randomUUID()];
@@ -20,13 +32,7 @@ t.test('entitiesOf: the objects a job names, not its tenant nor its trace', asyn
 });
 
 t.test('a run is appended under each object in one command, and nothing under the tenant', async (t) => {
-  const prefix = `orq_test_jobhist_${randomBytes(4).toString('hex')}`;
-  const redis = new Redis(url);
-  t.teardown(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-  });
+  const { prefix, redis } = scratchRedis(t);
   // The commands the history sends on this client (they go to the real Redis).
   const sent: string[] = [];
   const send = redis.sendCommand.bind(redis);
@@ -50,13 +56,7 @@ t.test('a run is appended under each object in one command, and nothing under th
 });
 
 t.test('each list keeps the newest runs, newest last in of()', async (t) => {
-  const prefix = `orq_test_jobhist_${randomBytes(4).toString('hex')}`;
-  const redis = new Redis(url);
-  t.teardown(async () => {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-  });
+  const { prefix, redis } = scratchRedis(t);
   const history = new JobHistory(redis, prefix, { max: 3, ttlSeconds: 60 });
   const intent = randomUUID();
   const run = (n: number): JobRun => ({ job_id: `j-${n}`, queue: '{pi-0}', name: 'attempt.execute', attempt: n, max_attempts: 8, started_at: new Date().toISOString(), duration_ms: n, outcome: 'retrying' });
