@@ -143,25 +143,17 @@ async function app() {
     ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: dbUrl(name), REDIS_PREFIX: prefix, ADMIN_KEY: adminKey, PORT: '0',
     SECRETS_KEY: randomBytes(32).toString('base64'), RATE_LIMIT_V1_PER_MIN: '1000000000', SEED_DEMO_TENANT: 'false', WORKER_CONCURRENCY: String(o['worker-concurrency']),
   };
-  // The api's Postgres connections: DATABASE_POOL_MAX's default (20), the app as `npm start` runs it
-  // (--api-pool 0: as many as pgbench has clients, 64, like for like; on 2 cores that pool is the
-  // slower one: 64 backends queue for the cores the API's event loop needs, bench/RESULTS.md issue 26
-  // tenth session). A build before DATABASE_POOL_MAX ignores it (20).
   // Created here: N processes starting together would race to create it.
   await ensureDatabase(dbUrl(name));
-  // One API process is a child of this bench as before; several are started by the supervisor of
-  // `npm start -- --api N` (ops/processes.ts), all on one port.
-  const api = APIS === 1
-    ? await (async () => {
-        const c = await children.start<{ pid: number; port: number }>('api', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', DATABASE_POOL_MAX: String(apiPoolEach), STATE_DIR: mkdtempSync(join(tmp, 'api-')) } });
-        return { port: c.info.port, pids: [c.info.pid], stop: () => children.stop(c.child) };
-      })()
-    : await (async () => {
-        const a = await startApp(children, { main: appBench('confirm-app.js'), env: { ...env, DATABASE_POOL_MAX: String(apiPoolEach), STATE_DIR: mkdtempSync(join(tmp, 'api-')) }, apis: APIS, workers: 0, ready: 'line', label: 'api' });
-        return { port: a.port, pids: a.pids.api, stop: () => a.stop() };
-      })();
+  // The API processes, started by the supervisor of `npm start -- --api N` (ops/processes.ts), all on
+  // one port. Their Postgres connections: DATABASE_POOL_MAX's default (20) in all, the app as `npm
+  // start` runs it (--api-pool 0: as many as pgbench has clients, 64, like for like; on 2 cores that
+  // pool is the slower one: 64 backends queue for the cores the API's event loop needs,
+  // bench/RESULTS.md issue 26 tenth session). A build before DATABASE_POOL_MAX ignores it (20).
+  const apiEnv = { ...env, DATABASE_POOL_MAX: String(apiPoolEach) };
+  const apis = await startApp(children, { main: appBench('confirm-app.js'), env: { ...apiEnv, STATE_DIR: mkdtempSync(join(tmp, 'api-')) }, apis: APIS, workers: 0, ready: 'line', label: 'api' });
   const worker = await children.start<{ pid: number }>('worker', appBench('confirm-app.js'), { env: { ...env, ROLE: 'worker', STATE_DIR: mkdtempSync(join(tmp, 'worker-')) } });
-  let base = `http://127.0.0.1:${api.port}`;
+  let base = `http://127.0.0.1:${apis.port}`;
   const { key } = await benchTenant(base, adminKey, 'bench');
   const sql = createSql(dbUrl(name), 2);
   const paid = async () => Number((await sql`select count(*)::int as n from payouts where status = 'paid'`)[0].n);
@@ -178,7 +170,7 @@ async function app() {
     });
   if (Number(o.warmup) > 0) await load(Number(o.warmup));
   const before = await paid();
-  const sampler = new CpuSampler({ api: api.pids, worker: worker.info.pid, bench: process.pid }).start();
+  const sampler = new CpuSampler({ api: apis.pids.api, worker: worker.info.pid, bench: process.pid }).start();
   const r = await load(D);
   const cpu = sampler.stop();
   const during = (await paid()) - before;
@@ -191,7 +183,7 @@ async function app() {
   await children.stop(worker.child);
   const ev = await PgEvidence.start(name);
   const redis0 = await redisCommands();
-  const aloneCpu = new CpuSampler({ api: api.pids, bench: process.pid }).start();
+  const aloneCpu = new CpuSampler({ api: apis.pids.api, bench: process.pid }).start();
   const alone = await load(D);
   const aloneReport = aloneCpu.stop();
   const redisDelta = diffCommands(await redisCommands(), redis0);
@@ -200,9 +192,10 @@ async function app() {
   const apiCpuMs = ((aloneReport.pct.api ?? 0) / 100) * aloneReport.wallS * 1000 / Math.max(1, alone.created);
   let profile: string | undefined;
   if (o.profile) {
-    await api.stop();
+    await apis.stop();
     const dir = String(o.profile);
-    const prof = await children.start<{ pid: number; port: number }>('api-prof', appBench('confirm-app.js'), { env: { ...env, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-prof-')) }, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
+    // One API process under the profiler, with one process's share of the pool.
+    const prof = await children.start<{ pid: number; port: number }>('api-prof', appBench('confirm-app.js'), { env: { ...apiEnv, ROLE: 'api', STATE_DIR: mkdtempSync(join(tmp, 'api-prof-')) }, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`] });
     base = `http://127.0.0.1:${prof.info.port}`;
     await load(2);
     const w0 = monoUs();
@@ -211,7 +204,7 @@ async function app() {
     await children.stop(prof.child);
     const file = findProfile(dir, prof.info.pid);
     profile = file ? `${fmt(pr.created / pr.duration)} created/s under the profiler\n\n${profileTables(summarizeProfile(file, w0, w1))}` : `no profile of the api in ${dir}`;
-  } else await api.stop();
+  } else await apis.stop();
   await sql.end();
   return {
     createdPerS: r.created / r.duration, executedPerS: during / r.duration, p50: s.p50, p99: s.p99, statuses: r.statuses, backlog: total - before - during, drainS, cpu: cpuCells(cpu, ['api', 'worker', 'postgres', 'redis', 'bench']),
