@@ -356,6 +356,8 @@ async function main(): Promise<number> {
   if (evidence) process.stdout.write(`\nPostgres evidence at ${evidenceRate}/s (confirms and their execution by the worker):\n\n${pgEvidenceTables(evidence, results.find((r) => r.rate === evidenceRate)!.ok, 'payment')}\n`);
   if (failures.length) process.stdout.write(`\nFAILED CHECKS:\n${failures.map((f) => `  - ${f}`).join('\n')}\n`);
   const headline: Record<string, { value: number; better: 'higher' | 'lower'; unit: string }> = { 'highest rate with p99 <= 50 ms': { value: best, better: 'higher', unit: '/s' } };
+  // Per rate, its last window (each later window at a rate overwrites the earlier ones' figures; the
+  // line printed above quotes the first, and the median of the calm windows follows below).
   for (const r of results) headline[`p99 at ${r.rate}/s`] = { value: r.p99, better: 'lower', unit: 'ms' };
   for (const r of results) headline[`Postgres CPU per payment at ${r.rate}/s`] = { value: r.pgCpuMsPerConfirm, better: 'lower', unit: 'ms' };
   // The app's own figure at a rate: the median p99 of its windows in which the disk did not stall (a stall holds
