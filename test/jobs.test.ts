@@ -92,7 +92,14 @@ t.test('jobs enqueued in one turn of the event loop go to Redis together, each s
   const config = testConfig();
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
   const prefix = `orq_test_jobs_${randomBytes(3).toString('hex')}`;
+  // The connection Queues makes for BullMQ (a duplicate of the client it is given), seen as it is made.
+  const duplicate = redis.duplicate.bind(redis);
+  const made: Redis[] = [];
+  redis.duplicate = ((...a: Parameters<Redis['duplicate']>) => made[made.push(duplicate(...a)) - 1]) as Redis['duplicate'];
   const queues = new Queues(redis, prefix, 1);
+  redis.duplicate = duplicate;
+  t.equal(made.length, 1, 'Queues made one connection of its own');
+  const conn = made[0];
   const rawConn = redis.duplicate({ maxRetriesPerRequest: null });
   const raw = new Queue(queueName('probe', 0), { connection: rawConn, prefix });
   t.teardown(async () => {
@@ -105,7 +112,6 @@ t.test('jobs enqueued in one turn of the event loop go to Redis together, each s
   });
   const id = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
   // Count the pipelines the queue connection sends: one per batch (BullMQ's addBulk), none for a single add.
-  const conn = (queues as unknown as { connection: Redis }).connection;
   let pipelines = 0;
   const pipeline = conn.pipeline.bind(conn);
   conn.pipeline = ((...a: Parameters<typeof conn.pipeline>) => (pipelines++, pipeline(...a))) as typeof conn.pipeline;
