@@ -7,7 +7,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { serviceProcesses, sharedWith, startTestApp, waitForWorker } from './helpers/app.js';
-import { scratchDatabase } from './helpers/db.js';
+import { ownDatabase } from './helpers/db.js';
 import { FakeConekta } from './fakes/conekta.js';
 import { FakeOpenpay } from './fakes/openpay.js';
 
@@ -24,15 +24,12 @@ t.test('card fakes time out after moving money while workers are killed: 0 doubl
   const fast = { JOB_LOCK_MS: '3000', ENTITY_LOCK_MS: '4000', RECONCILE_INTERVAL_MS: '500', SWEEP_INTERVAL_MS: '300' };
   // The same secrets key in the API and the workers: the connectors' credentials are sealed by one and opened by the other.
   const providers = { CONEKTA_API_URL: conekta.url, OPENPAY_SANDBOX_URL: openpay.url, CARD_TIMEOUT_MS: '600', SECRETS_KEY: randomBytes(32).toString('hex') };
-  // A database of its own (test/helpers/db.ts): in the shared one, the reconcilers of other files' test
-  // apps (their own Redis prefixes, so their own locks) would act on this file's pending work too.
-  const db = scratchDatabase('orq_crash_cards');
-  const a = await startTestApp({ DATABASE_URL: db.url, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', ...fast, ...providers });
+  const dbUrl = ownDatabase(t, 'orq_crash_cards'); // its own processes' work only (test/helpers/db.ts)
+  const a = await startTestApp({ DATABASE_URL: dbUrl, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', ...fast, ...providers });
   const workers = serviceProcesses({ ...fast, ...providers, ...sharedWith(a), ROLE: 'worker', WORKER_CONCURRENCY: '8' });
   t.teardown(async () => {
     workers.killAll();
     await a.stop();
-    await db.drop();
     await conekta.stop();
     await openpay.stop();
   });

@@ -10,22 +10,19 @@
 // has one capture per paid intent.
 import t from 'tap';
 import { serviceProcesses, sharedWith, startTestApp, waitForWorker, flushPrefix } from './helpers/app.js';
-import { scratchDatabase } from './helpers/db.js';
+import { ownDatabase } from './helpers/db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 
 t.test('push payments paid while workers are down, Redis flushed and workers killed: none lost, none expired while paid', async (t) => {
   const fast = { JOB_LOCK_MS: '3000', ENTITY_LOCK_MS: '4000', RECONCILE_INTERVAL_MS: '400', SWEEP_INTERVAL_MS: '300' };
-  // A database of its own (test/helpers/db.ts): in the shared one, the reconcilers of other files' test
-  // apps (their own Redis prefixes, so their own locks) would act on this file's pending work too.
-  const db = scratchDatabase('orq_crash_push');
-  const a = await startTestApp({ DATABASE_URL: db.url, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', RATE_LIMIT_PUBLIC_PER_MIN: '100000', ...fast });
+  const dbUrl = ownDatabase(t, 'orq_crash_push'); // its own processes' work only (test/helpers/db.ts)
+  const a = await startTestApp({ DATABASE_URL: dbUrl, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', RATE_LIMIT_PUBLIC_PER_MIN: '100000', ...fast });
   const workers = serviceProcesses({ ...fast, ...sharedWith(a), ROLE: 'worker', WORKER_CONCURRENCY: '8' });
   t.teardown(async () => {
     workers.killAll();
     await a.stop();
-    await db.drop();
   });
   const startWorker = async () => {
     const w = workers.start();

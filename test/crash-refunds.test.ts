@@ -5,22 +5,19 @@
 // saved card is active.
 import t from 'tap';
 import { serviceProcesses, sharedWith, startTestApp, waitForWorker, flushPrefix } from './helpers/app.js';
-import { scratchDatabase } from './helpers/db.js';
+import { ownDatabase } from './helpers/db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 
 t.test('refunds and saved cards: worker SIGKILLs and a Redis flush lose nothing and do nothing twice', async (t) => {
   const fast = { JOB_LOCK_MS: '3000', ENTITY_LOCK_MS: '4000', RECONCILE_INTERVAL_MS: '400', SWEEP_INTERVAL_MS: '300' };
-  // A database of its own (test/helpers/db.ts): in the shared one, the reconcilers of other files' test
-  // apps (their own Redis prefixes, so their own locks) would act on this file's pending work too.
-  const db = scratchDatabase('orq_crash_refunds');
-  const a = await startTestApp({ DATABASE_URL: db.url, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', ...fast });
+  const dbUrl = ownDatabase(t, 'orq_crash_refunds'); // its own processes' work only (test/helpers/db.ts)
+  const a = await startTestApp({ DATABASE_URL: dbUrl, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', ...fast });
   const workers = serviceProcesses({ ...fast, ...sharedWith(a), ROLE: 'worker' });
   t.teardown(async () => {
     workers.killAll();
     await a.stop();
-    await db.drop();
   });
   const startWorker = async () => {
     const w = workers.start();

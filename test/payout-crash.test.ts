@@ -6,7 +6,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { serviceProcesses, sharedWith, startTestApp } from './helpers/app.js';
-import { scratchDatabase } from './helpers/db.js';
+import { ownDatabase } from './helpers/db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -14,15 +14,12 @@ t.test('SIGKILL between send and record: the order is sent once and the payout r
   const fast = { JOB_LOCK_MS: '3000', ENTITY_LOCK_MS: '4000', RECONCILE_INTERVAL_MS: '500', SWEEP_INTERVAL_MS: '300' };
   // API and workers must open each other's sealed CLABEs: one secrets key for the deployment.
   const secrets = { SECRETS_KEY: randomBytes(32).toString('base64') };
-  // A database of its own (test/helpers/db.ts): in the shared one, the reconcilers of other files' test
-  // apps (their own Redis prefixes, so their own locks) would act on this file's pending work too.
-  const db = scratchDatabase('orq_payout_crash');
-  const a = await startTestApp({ DATABASE_URL: db.url, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', ...fast, ...secrets });
+  const dbUrl = ownDatabase(t, 'orq_payout_crash'); // its own processes' work only (test/helpers/db.ts)
+  const a = await startTestApp({ DATABASE_URL: dbUrl, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', ...fast, ...secrets });
   const workers = serviceProcesses({ ...fast, ...secrets, ...sharedWith(a), ROLE: 'worker', WORKER_CONCURRENCY: '4' });
   t.teardown(async () => {
     workers.killAll();
     await a.stop();
-    await db.drop();
   });
   const sql = a.app.deps.sql;
   const ten = await a.newTenant();

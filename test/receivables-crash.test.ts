@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { serviceProcesses, sharedWith, startTestApp, waitForWorker } from './helpers/app.js';
 import { EntityLocks } from '../kernel/lock.js';
 import { base } from './helpers/receivables.js';
-import { scratchDatabase } from './helpers/db.js';
+import { ownDatabase } from './helpers/db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fiscal = { customer_name: 'Escuela Kemper Urgate', customer_rfc: 'EKU9003173C9', customer_uso_cfdi: 'G03', customer_regimen_fiscal: '601', customer_cp: '26015' };
@@ -22,15 +22,14 @@ t.test('workers SIGKILLed while receivables are paid and invoiced: each CFDI onc
   // files run beside this one (each with its own Redis prefix, so its own locks) settled these
   // receivables and CFDIs too, overlapping this file's workers (a second CFDI for a charge, a
   // receivable turned to error), which is what this test must not see from its own processes.
-  const db = scratchDatabase('orq_recv_crash');
+  const dbUrl = ownDatabase(t, 'orq_recv_crash');
   const fast = { JOB_LOCK_MS: '3000', ENTITY_LOCK_MS: '4000', RECONCILE_INTERVAL_MS: '500', SWEEP_INTERVAL_MS: '300' };
   const secrets = { SECRETS_KEY: randomBytes(32).toString('base64') };
-  const a = await startTestApp({ DATABASE_URL: db.url, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', RATE_LIMIT_PUBLIC_PER_MIN: '100000', ...fast, ...secrets });
+  const a = await startTestApp({ DATABASE_URL: dbUrl, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', RATE_LIMIT_PUBLIC_PER_MIN: '100000', ...fast, ...secrets });
   const workers = serviceProcesses({ ...fast, ...secrets, ...sharedWith(a), ROLE: 'worker', WORKER_CONCURRENCY: '4' });
   t.teardown(async () => {
     workers.killAll();
     await a.stop();
-    await db.drop();
   });
   const sql = a.app.deps.sql;
   const ten = await a.newTenant('Crash SA');

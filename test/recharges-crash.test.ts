@@ -8,20 +8,17 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { freePort, httpCall, serviceProcesses, sharedWith, startTestApp, until, waitReady } from './helpers/app.js';
-import { scratchDatabase } from './helpers/db.js';
+import { ownDatabase } from './helpers/db.js';
 
 t.test('SIGKILL between delivery and record: delivered once, booked once (replay, and reconciler)', async (t) => {
   const fast = { ENTITY_LOCK_MS: '3000', RECONCILE_INTERVAL_MS: '500', SWEEP_INTERVAL_MS: '300' };
   const secrets = { SECRETS_KEY: randomBytes(32).toString('base64') };
-  // A database of its own (test/helpers/db.ts): in the shared one, the reconcilers of other files' test
-  // apps (their own Redis prefixes, so their own locks) would act on this file's pending work too.
-  const db = scratchDatabase('orq_recharges_crash');
-  const a = await startTestApp({ DATABASE_URL: db.url, ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', ...fast, ...secrets });
+  const dbUrl = ownDatabase(t, 'orq_recharges_crash'); // its own processes' work only (test/helpers/db.ts)
+  const a = await startTestApp({ DATABASE_URL: dbUrl, ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', ...fast, ...secrets });
   const procs = serviceProcesses({ ...fast, ...secrets, ...sharedWith(a), ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000' });
   t.teardown(async () => {
     procs.killAll();
     await a.stop();
-    await db.drop();
   });
   const sql = a.app.deps.sql;
   const ten = await a.newTenant();

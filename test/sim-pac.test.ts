@@ -5,7 +5,7 @@ import { SimPac } from '../connectors/pac/sim.js';
 import { testCsd } from '../connectors/pac/test-csd.js';
 import { construirIngreso, sellarComprobante, type Receptor } from '../formats/cfdi/comprobante.js';
 import { startTestApp, type TestApp, until } from './helpers/app.js';
-import { scratchDatabase } from './helpers/db.js';
+import { ownDatabase } from './helpers/db.js';
 
 const csd = testCsd(false);
 const emisorOk = { rfc: 'AAA010101AAA', nombre: 'ACCEM SERVICIOS EMPRESARIALES SC', regimenFiscal: '601' };
@@ -60,12 +60,9 @@ t.test('API: a UUID already held is the PAC refusal (400), not a 500; the resolv
   // A database of its own (test/helpers/db.ts): below, the app's sim PAC answers one fixed UUID while its
   // reconciler runs; in the shared test database that reconciler settled other files' pending CFDIs
   // with it (uuid_duplicate errors on their invoices).
-  const db = scratchDatabase('orq_sim_pac');
-  const app: TestApp = await startTestApp({ DATABASE_URL: db.url, ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });
-  t.teardown(async () => {
-    await app.stop();
-    await db.drop();
-  });
+  const dbUrl = ownDatabase(t, 'orq_sim_pac');
+  const app: TestApp = await startTestApp({ DATABASE_URL: dbUrl, ROLE: 'all', RATE_LIMIT_V1_PER_MIN: '100000', SWEEP_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' });
+  t.teardown(() => app.stop());
   const idem = () => ({ 'idempotency-key': crypto.randomUUID() });
   const ten = await app.newTenant('uuid clash');
   const profile = { rfc: 'AAA010101AAA', nombre: 'ACCEM SERVICIOS EMPRESARIALES SC', regimen_fiscal: '601', cp: '06600', serie: 'F', pac_provider: 'sim' };

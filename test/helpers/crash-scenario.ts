@@ -4,22 +4,19 @@
 // duplicated.
 import type { Test } from 'tap';
 import { serviceProcesses, sharedWith, startTestApp, waitForWorker } from './app.js';
-import { scratchDatabase } from './db.js';
+import { ownDatabase } from './db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** SIGKILL of workers mid-run loses nothing and charges nothing twice (crash tests run it on a single Redis and on a Redis Cluster). */
 export async function workersKilledMidRun(t: Test, redisEnv: Record<string, string>): Promise<void> {
   const fast = { JOB_LOCK_MS: '3000', ENTITY_LOCK_MS: '4000', RECONCILE_INTERVAL_MS: '500', SWEEP_INTERVAL_MS: '300' };
-  // A database of its own (test/helpers/db.ts): in the shared one, the reconcilers of other files' test
-  // apps (their own Redis prefixes, so their own locks) would act on this file's pending work too.
-  const db = scratchDatabase('orq_crash');
-  const a = await startTestApp({ DATABASE_URL: db.url, ...redisEnv, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', ...fast });
+  const dbUrl = ownDatabase(t, 'orq_crash'); // its own processes' work only (test/helpers/db.ts)
+  const a = await startTestApp({ DATABASE_URL: dbUrl, ...redisEnv, ROLE: 'api', RATE_LIMIT_V1_PER_MIN: '100000', ...fast });
   const workers = serviceProcesses({ ...fast, ...sharedWith(a), ROLE: 'worker', WORKER_CONCURRENCY: '8' });
   t.teardown(async () => {
     workers.killAll();
     await a.stop();
-    await db.drop();
   });
   const startWorker = async () => {
     const w = workers.start();

@@ -37,3 +37,17 @@ export function scratchDatabase(prefix: string): { url: string; drop(): Promise<
     },
   };
 }
+
+/**
+ * A scratch database of the test's own (scratchDatabase), dropped when the test ends: for a test whose
+ * processes must see only their own work. In the shared database, the reconcilers of other files' test
+ * apps (their own Redis prefixes, so their own locks) act on every tenant's pending work. tap runs a
+ * test's teardowns last-registered first, so the drop registered here runs after the teardowns the
+ * caller registers later (the ones that stop the processes using it).
+ */
+export function ownDatabase(t: { teardown(fn: () => unknown): void }, prefix: string): string {
+  const db = scratchDatabase(prefix);
+  t.teardown(() => db.drop());
+  return db.url;
+}
+

@@ -4,7 +4,7 @@ import type { Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { startReceiver } from './receiver.js';
 import { serviceProcesses, sharedWith, startTestApp } from './app.js';
-import { scratchDatabase } from './db.js';
+import { ownDatabase } from './db.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -13,15 +13,12 @@ export async function deliveryWorkerKilledMidFanOut(t: Test, redisEnv: Record<st
   const knobs = { JOB_LOCK_MS: '3000', RELAY_INTERVAL_MS: '50', SWEEP_INTERVAL_MS: '300', RECONCILE_INTERVAL_MS: '1000', WEBHOOK_ALLOW_HTTP_HOSTS: '127.0.0.1' };
   const rx = await startReceiver();
   rx.delayMs = 15;
-  // A database of its own (test/helpers/db.ts): in the shared one, the reconcilers of other files' test
-  // apps (their own Redis prefixes, so their own locks) would act on this file's pending work too.
-  const db = scratchDatabase('orq_wh_crash');
-  const a = await startTestApp({ DATABASE_URL: db.url, ...redisEnv, ROLE: 'api', ...knobs });
+  const dbUrl = ownDatabase(t, 'orq_wh_crash'); // its own processes' work only (test/helpers/db.ts)
+  const a = await startTestApp({ DATABASE_URL: dbUrl, ...redisEnv, ROLE: 'api', ...knobs });
   const workers = serviceProcesses({ ...knobs, ...sharedWith(a), ROLE: 'worker', WEBHOOK_CONCURRENCY: '8' });
   t.teardown(async () => {
     workers.killAll();
     await a.stop();
-    await db.drop();
     await rx.close();
   });
   const startWorker = () => workers.start();
