@@ -157,18 +157,19 @@ export function pgbenchScript(v: Variant): string {
 export type SkeletonStep = { statement: string } | { transaction: string[] };
 
 /**
- * A script fragment of the builders above (one statement per line, `begin;` … `commit;` between
- * pipeline marks) as the bare stack sends it: `:n` becomes the parameter `$1` (so the statements
- * are prepared once per connection, as pgbench's `-M prepared` and the app's tagged templates are),
- * the statements between begin and commit form one pipelined transaction. Any other pgbench
- * variable is an error: the bare stack must send exactly what pgbench does.
+ * A pgbench script (one statement per line, `begin;` … `commit;` between pipeline marks) as the
+ * bare stack sends it: the variables `vars` name (`:n`, …) become the parameters `$1`, … (so the
+ * statements are prepared once per connection, as pgbench's `-M prepared` and the app's tagged
+ * templates are), the statements between begin and commit form one pipelined transaction, `\set`
+ * lines (the caller gives the values) are skipped. Any other pgbench variable is an error: the bare
+ * stack must send exactly what pgbench does.
  */
-export function skeletonSteps(script: string): SkeletonStep[] {
+export function skeletonSteps(script: string, vars: string[] = ['n']): SkeletonStep[] {
   const steps: SkeletonStep[] = [];
   let tx: string[] | undefined;
   for (const raw of script.split('\n')) {
     const line = raw.trim();
-    if (!line || line === '\\startpipeline' || line === '\\endpipeline') continue;
+    if (!line || line === '\\startpipeline' || line === '\\endpipeline' || line.startsWith('\\set ')) continue;
     if (line === 'begin;') {
       tx = [];
       continue;
@@ -179,7 +180,7 @@ export function skeletonSteps(script: string): SkeletonStep[] {
       tx = undefined;
       continue;
     }
-    const text = line.replace(/;$/, '').replace(/:n\b/g, '$1');
+    const text = vars.reduce((t, v, i) => t.replace(new RegExp(`:${v}\\b`, 'g'), () => `$${i + 1}`), line.replace(/;$/, ''));
     const other = /(?<!:):[a-z_]\w*/i.exec(text.replace(/'(?:[^']|'')*'/g, "''"));
     if (other) throw new Error(`skeletonSteps: pgbench variable ${other[0]} in ${text.slice(0, 80)}`);
     if (tx) tx.push(text);

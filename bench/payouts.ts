@@ -13,7 +13,10 @@
 //               send_started step (row, history), the sim rail's book, the fenced paid step (row,
 //               history, ledger entry and its two lines, outbox event, poll timer cancelled);
 //               the denominator of "executed per second".
-// Then the app (ROLE=api and ROLE=worker children, bench/confirm-app.js) on another scratch
+// The statements live in bench/payouts-sql.ts. Then (--skeleton, on by default) the bare stack:
+// bench/skeleton-app sending the create's statement through uWS and postgres.js with the API's pool
+// and enqueuing its job, no app code, under the same load: the creates the chosen stack allows
+// before the app adds anything. Then the app (ROLE=api and ROLE=worker children, bench/confirm-app.js) on another scratch
 // database: autocannon drives 64 connections of POST /v1/payouts (a fresh Idempotency-Key each);
 // executed per second = payouts that became paid during the load window / its length. With --api N,
 // N API processes share the one port and the pool (--api-pool split among them), as `npm start --
@@ -27,7 +30,8 @@ import { join } from 'node:path';
 import { createSql, ensureDatabase } from '../kernel/db.js';
 import { migrate } from '../ops/migrate.js';
 import { Redis } from 'ioredis';
-import { appBench, benchTenant, startApp, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, latencyStats, machineInfo, mdTable, monoUs, parseOptions, PgEvidence, pgEvidenceTables, profileTables, redisUrl, sleep, sourceInfo, summarizeProfile, waitForQuiet } from './confirm-lib.js';
+import { CREATE, EXECUTE, TENANT } from './payouts-sql.js';
+import { here, appBench, benchTenant, startApp, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, latencyStats, machineInfo, mdTable, monoUs, parseOptions, PgEvidence, pgEvidenceTables, profileTables, redisUrl, sleep, sourceInfo, summarizeProfile, waitForQuiet } from './confirm-lib.js';
 
 const o = parseOptions<Record<string, number | boolean | string | undefined>>(process.argv.slice(2), {
   duration: { type: 'number', default: 10, min: 1, max: 120, help: 'seconds of the measured load' },
@@ -41,6 +45,7 @@ const o = parseOptions<Record<string, number | boolean | string | undefined>>(pr
   'max-wait': { type: 'number', default: 600, min: 0, max: 3600, help: 'seconds to wait for a quiet machine' },
   json: { type: 'string', help: 'write the results as JSON here' },
   'pgbench-scripts': { type: 'string', help: 'only write the pgbench scripts into this directory (to read or run them) and exit' },
+  skeleton: { type: 'boolean', default: true, help: "before the app, the creates on the bare stack (bench/skeleton-app: the create's statement through uWS and postgres.js with the API's pool, its job enqueued, no app code): the ceiling of the app's own code (--no-skeleton to skip)" },
   profile: { type: 'string', help: 'after the measured phases, creates alone once more with the api under node --cpu-prof (profile written here; its tables printed)' },
 }, 'npm run bench:payouts -- [options]');
 const D = o.duration as number;
@@ -49,45 +54,9 @@ const apiPool = (o['api-pool'] as number) || C;
 const APIS = o.api as number;
 // each API process's share of the pool, so that N processes together hold what one would
 const apiPoolEach = Math.max(1, Math.ceil(apiPool / APIS));
-const TENANT = '7e4a0c1e-0000-4000-8000-0000000b0075';
 const children = new Children('bench/payouts');
 const cleanups: Array<() => Promise<unknown>> = [];
 const tmp = mkdtempSync(join(tmpdir(), 'orq-bench-payouts-'));
-
-// ---- pgbench: the same SQL as the code sends, one payout per script run ---------------------------
-// The create's one statement as the API sends it (captured with pg_stat_statements, bench/cost's
-// payout create phase): data-modifying CTEs (its own implicit transaction: payout row, history,
-// idempotency record; the idempotency key is looked up only if this insert meets it, since
-// 4a4496c) and the four-eyes guard on the tenant's settings (a payout under the threshold). The app makes the ids
-// in Node and sends them as parameters; here they derive from pgbench's :n (no extra round trip).
-const PID = `cast(md5('p' || :n) as uuid)`;
-const RECORD = `{"id": "x", "object": "payout", "clabe": {"$sealed": "v1.h06XUHXJBmPgIETbIzL4sm4H/xXBtkV9E1qx3D0nQHcj7DvMzajoUo12m8CAPw==", "context": "payout.51e38c64-6075-45df-88b0-7417d5d4f8c6.clabe"}, "beneficiary_name": "Proveedora del Norte", "amount_minor": 15000, "currency": "MXN", "concepto": "Pago de factura", "reference": "3502666", "status": "processing", "connector_key": "stp", "livemode": false, "created_at": "2026-01-01T00.00.00.000Z"}`; // no colon after a quote-free word: pgbench would read :name as a variable
-const VIEW = RECORD.replace(/"clabe": \{[^}]*\}/, '"clabe_masked": "072***********1499"');
-const CREATE = [
-  `\\set amount random(100, 1000000)`,
-  `\\set n random(1, 1000000000000000)`,
-  `with entity as (insert into payouts (id, tenant_id, livemode, status, version, clabe_sealed, clabe_masked, beneficiary_name, beneficiary_rfc, amount_minor, currency, concepto, reference, connector_key, rail_key, order_key, tracking_key, send_started_at, operation_date, sent_at, provider_ref, failure_code, failure_reason, requested_by, approval_id, connect_account_id, paid_at, returned_at, created_at, updated_at) values (${PID}, '${TENANT}', false, 'processing', 0, 'v1.h06XUHXJBmPgIETbIzL4sm4H/xXBtkV9E1qx3D0nQHcj7DvMzajoUo12m8CAPw==', '072***********1499', 'Proveedora del Norte', null, :amount, 'MXN', 'Pago de factura', '3502666', 'stp', 'sim', 'orq_po_' || cast(${PID} as text), 'ORQ' || upper(substr(md5('t' || :n), 1, 25)), null, null, null, null, null, null, 'db56b960-2b2e-4ca4-8003-e51888525e0a', null, null, null, null, now(), now())), ` +
-    `history as (insert into entity_history (entity_id, tenant_id, livemode, event, from_status, to_status, data, trace_id, entity_kind) values (${PID}, '${TENANT}', false, 'create', null, 'processing', '{"rail": "sim", "amount_minor": 15000}', null, 'payout')), ` +
-    `idempotency_record as (insert into idempotency_keys (tenant_id, livemode, key, request_hash, method, path, status_code, response_body) values ('${TENANT}', false, cast(md5('k' || :n) as uuid), md5('h' || :n) || md5('i' || :n), 'POST', '/v1/payouts', 201, '${RECORD}')), ` +
-    `guard as (select orq_expect_rows(count(*), 'payout approval threshold') from tenants where id = '${TENANT}' and not coalesce(jsonb_typeof(settings->'payout_approval_threshold_minor') = 'number' and cast(:amount as numeric) > cast(settings->>'payout_approval_threshold_minor' as numeric), false)) select * from guard;`,
-];
-const EXECUTE = [
-  `select p.*, coalesce(tc.offset_ms, 0) as clock_offset_ms from payouts p left join test_clocks tc on tc.tenant_id = p.tenant_id where p.id = ${PID};`,
-  'begin;',
-  `with u as (update payouts set updated_at = now(), send_started_at = now(), operation_date = '20260101', version = 1 where id = ${PID} and version = 0 returning 1) select orq_expect_rows(count(*), 'payout') from u;`,
-  `insert into entity_history (entity_id, tenant_id, livemode, event, from_status, to_status, data, entity_kind) values (${PID}, '${TENANT}', false, 'send_started', 'processing', 'processing', null, 'payout');`,
-  'commit;',
-  `insert into sim_payout_orders (key, tenant_id, livemode, tracking_key, provider_ref, amount_minor, currency, clabe_masked, beneficiary_name, state, failure_code, failure_reason) values ('orq_po_' || cast(${PID} as text), '${TENANT}', false, 'ORQ' || md5(cast(${PID} as text)), 'sim_po_' || md5(random()::text), :amount, 'MXN', '072***********1499', 'Proveedora', 'paid', null, null) on conflict (key, tenant_id) do update set sends = sim_payout_orders.sends + 1, updated_at = now() returning *, (xmax = 0) as inserted;`,
-  `select gen_random_uuid() as eid \\gset`,
-  'begin;',
-  `with u as (update payouts set updated_at = now(), provider_ref = 'sim_po_1', sent_at = now(), status = 'paid', paid_at = now(), version = 2 where id = ${PID} and version = 1 returning 1) select orq_expect_rows(count(*), 'payout') from u;`,
-  `insert into entity_history (entity_id, tenant_id, livemode, event, from_status, to_status, data, entity_kind) values (${PID}, '${TENANT}', false, 'rail.paid', 'processing', 'paid', '{"provider_ref": "sim_po_1"}', 'payout');`,
-  `update timers set fired_at = now() where kind = 'payout.poll' and entity_id = ${PID} and fired_at is null;`,
-  `insert into journal_entries (id, tenant_id, livemode, kind, ref_type, ref_id, memo) values (:eid, '${TENANT}', false, 'payout.sent', 'payout', ${PID}, 'payout to 072***********1499');`,
-  `insert into journal_lines (entry_id, tenant_id, livemode, account, currency, amount_minor) values (cast(:eid as uuid), '${TENANT}', false, 'payouts', 'MXN', cast(:amount as bigint)), (cast(:eid as uuid), '${TENANT}', false, 'payout_source' || chr(58) || 'stp', 'MXN', 0 - cast(:amount as bigint));`,
-  `insert into outbox_events (event_id, tenant_id, livemode, event_type, entity_id, data, traceparent) values (gen_random_uuid(), '${TENANT}', false, 'payout.paid', ${PID}, '${VIEW.replace('processing', 'paid')}', null);`,
-  'commit;',
-];
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -133,6 +102,53 @@ async function pgbench() {
   return out;
 }
 
+// ---- the load: POST /v1/payouts at C connections, a fresh Idempotency-Key each --------------------
+function loadPayouts(base: string, key: string, seconds: number) {
+  return new Promise<{ lat: number[]; created: number; statuses: Record<number, number>; duration: number }>((resolve, reject) => {
+    const lat: number[] = [];
+    const statuses: Record<number, number> = {};
+    const body = JSON.stringify({ clabe: '072691004495711499', beneficiary_name: 'Proveedora del Norte', amount_minor: 15_000, currency: 'MXN', concepto: 'Pago de factura' });
+    autocannon({
+      url: base, connections: C, pipelining: 1, duration: seconds, timeout: 10,
+      requests: [{ method: 'POST', path: '/v1/payouts', body, setupRequest: (r: autocannon.Request) => ({ ...r, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() } }) }],
+      setupClient: (c) => c.on('response', (status: number, _b: number, ms: number) => (lat.push(ms), (statuses[status] = (statuses[status] ?? 0) + 1))),
+    } as autocannon.Options, (err: unknown, res: autocannon.Result) => (err ? reject(err) : resolve({ lat, created: statuses[201] ?? 0, statuses, duration: res.duration })));
+  });
+}
+
+// ---- the bare stack: the create's statement through uWS and postgres.js, no app code ---------------
+// bench/skeleton-app (SKELETON_CHAIN: POST /v1/payouts) with the API's pool, on a scratch database:
+// the creates alone the chosen stack allows before the app adds anything (authentication,
+// validation, the CLABE's seal, the machine, idempotency, rate limit, telemetry).
+async function bareStack() {
+  const name = `orq_bench_pay_skel_${randomBytes(4).toString('hex')}`;
+  const prefix = `orq_bench_pay_skel_${randomBytes(4).toString('hex')}`;
+  cleanups.push(() => dropDatabase(name), () => deleteRedisPrefix(prefix));
+  await ensureDatabase(dbUrl(name));
+  const sql = createSql(dbUrl(name), 2);
+  await migrate(sql);
+  await sql`insert into tenants (id, name) values (${TENANT}, 'skeleton')`;
+  await sql.end();
+  const key = `sk_skeleton_${randomBytes(12).toString('hex')}`;
+  const env = { ...process.env, DATABASE_URL: dbUrl(name), REDIS_PREFIX: prefix, SKELETON_KEY: key, DATABASE_POOL_MAX: String(apiPool) };
+  const api = await children.start<{ port: number; pid: number }>('skeleton-api', join(here, 'skeleton-app.js'), { env, args: ['api'], readyTimeoutMs: 30_000 });
+  try {
+    const base = `http://127.0.0.1:${api.info.port}`;
+    if (Number(o.warmup) > 0) await loadPayouts(base, key, Number(o.warmup));
+    const sampler = new CpuSampler({ api: api.info.pid, bench: process.pid }).start();
+    const r = await loadPayouts(base, key, D);
+    const cpu = sampler.stop();
+    const s = latencyStats(r.lat);
+    const apiCpuMs = (((cpu.pct.api ?? 0) / 100) * cpu.wallS * 1000) / Math.max(1, r.created);
+    process.stdout.write(`bare stack (bench/skeleton-app) creates: ${fmt(r.created / r.duration)}/s, p99 ${fmt(s.p99, 1)} ms\n`);
+    return { createdPerS: r.created / r.duration, p50: s.p50, p99: s.p99, statuses: r.statuses, apiCpuMs, cpu: cpuCells(cpu, ['api', 'postgres', 'redis', 'bench']) };
+  } finally {
+    await children.stop(api.child);
+    await dropDatabase(name);
+    await deleteRedisPrefix(prefix);
+  }
+}
+
 // ---- the app -----------------------------------------------------------------------------------
 async function app() {
   const name = `orq_bench_pay_${randomBytes(4).toString('hex')}`;
@@ -157,17 +173,7 @@ async function app() {
   const { key } = await benchTenant(base, adminKey, 'bench');
   const sql = createSql(dbUrl(name), 2);
   const paid = async () => Number((await sql`select count(*)::int as n from payouts where status = 'paid'`)[0].n);
-  const load = (seconds: number) =>
-    new Promise<{ lat: number[]; created: number; statuses: Record<number, number>; duration: number }>((resolve, reject) => {
-      const lat: number[] = [];
-      const statuses: Record<number, number> = {};
-      const body = JSON.stringify({ clabe: '072691004495711499', beneficiary_name: 'Proveedora del Norte', amount_minor: 15_000, currency: 'MXN', concepto: 'Pago de factura' });
-      autocannon({
-        url: base, connections: C, pipelining: 1, duration: seconds, timeout: 10,
-        requests: [{ method: 'POST', path: '/v1/payouts', body, setupRequest: (r: autocannon.Request) => ({ ...r, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() } }) }],
-        setupClient: (c) => c.on('response', (status: number, _b: number, ms: number) => (lat.push(ms), (statuses[status] = (statuses[status] ?? 0) + 1))),
-      } as autocannon.Options, (err: unknown, res: autocannon.Result) => (err ? reject(err) : resolve({ lat, created: statuses[201] ?? 0, statuses, duration: res.duration })));
-    });
+  const load = (seconds: number) => loadPayouts(base, key, seconds);
   if (Number(o.warmup) > 0) await load(Number(o.warmup));
   const before = await paid();
   const sampler = new CpuSampler({ api: apis.pids.api, worker: worker.info.pid, bench: process.pid }).start();
@@ -237,6 +243,7 @@ if (o['pgbench-scripts']) {
 try {
   const quiet = await waitForQuiet('bench/payouts', Number(o['max-wait']));
   const pg = await pgbench();
+  const bare = o.skeleton ? await bareStack() : undefined;
   const a = await app();
   // create-sql at its best client count (C or one of --peak-clients)
   const peak = Object.entries(pg).filter(([k]) => k === 'create-sql' || k.startsWith('create-sql@')).map(([, v]) => v).sort((x, y) => y.tps - x.tps)[0];
@@ -245,6 +252,12 @@ try {
     ['payouts executed (paid)', fmt(a.executedPerS), fmt(pg['payout-sql'].tps), `${fmt(a.executedPerS / pg['payout-sql'].tps, 3)}x`, 'n/a', fmt(pg['payout-sql'].p99, 1)],
     ['payouts created, worker stopped (creates alone, as create-sql runs)', fmt(a.alone.createdPerS), fmt(pg['create-sql'].tps), `${fmt(a.alone.createdPerS / pg['create-sql'].tps, 3)}x`, fmt(a.alone.p99, 1), fmt(pg['create-sql'].p99, 1)],
     [`the same, against create-sql at its best client count (${peak.clients})`, fmt(a.alone.createdPerS), fmt(peak.tps), `${fmt(a.alone.createdPerS / peak.tps, 3)}x`, fmt(a.alone.p99, 1), fmt(peak.p99, 1)],
+    ...(bare
+      ? [
+          ['bare stack creates (bench/skeleton-app: the same statement via uWS and postgres.js, no app code)', fmt(bare.createdPerS), fmt(pg['create-sql'].tps), `${fmt(bare.createdPerS / pg['create-sql'].tps, 3)}x`, fmt(bare.p99, 1), fmt(pg['create-sql'].p99, 1)],
+          [`the same, against create-sql at its best client count (${peak.clients})`, fmt(bare.createdPerS), fmt(peak.tps), `${fmt(bare.createdPerS / peak.tps, 3)}x`, fmt(bare.p99, 1), fmt(peak.p99, 1)],
+        ]
+      : []),
   ];
   const per = (n: number) => fmt(n / Math.max(1, a.alone.created), 2);
   const report = [
@@ -255,7 +268,8 @@ try {
     `Creates alone (worker stopped, ${D} s): HTTP statuses ${JSON.stringify(a.alone.statuses)}; p50 ${fmt(a.alone.p50, 1)} ms; api CPU ${fmt(a.alone.apiCpuMs, 3)} ms per create; ` +
       `${fmt(a.alone.statements, 2)} top-level statements per create; Redis commands per create (the whole server's INFO commandstats, scripts' inner calls included): ` +
       `${Object.entries(a.alone.redis).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${per(v)}`).join(', ') || 'none'}`,
-    mdTable(['CPU (creates alone)', 'api', 'postgres', 'redis', 'bench', 'other', 'machine busy', 'steal'], [['% of one core', ...a.alone.cpu]]),
+    mdTable(['CPU (creates alone)', 'api', 'postgres', 'redis', 'bench', 'other', 'machine busy', 'steal'], [['% of one core', ...a.alone.cpu], ...(bare ? [['bare stack', ...bare.cpu]] : [])]),
+    ...(bare ? [`Bare stack: HTTP statuses ${JSON.stringify(bare.statuses)}; api CPU ${fmt(bare.apiCpuMs, 3)} ms per create (the app's: ${fmt(a.alone.apiCpuMs, 3)}); the app's creates alone / the bare stack's: ${fmt(a.alone.createdPerS / bare.createdPerS, 3)}x.`] : []),
     a.alone.evidence,
     ...(a.profile ? [`### api CPU profile, creates alone\n\n${a.profile}`] : []),
   ].join('\n\n');
@@ -271,8 +285,10 @@ try {
     'created alone / pgbench create-sql': { value: a.alone.createdPerS / pg['create-sql'].tps, better: 'higher', unit: 'x' },
     'created alone / create-sql at its best client count': { value: a.alone.createdPerS / peak.tps, better: 'higher', unit: 'x' },
     'api CPU per create (alone)': { value: a.alone.apiCpuMs, better: 'lower', unit: 'ms' },
+    // The same code in both runs of a guard: its ratio is the guard's control (drift, position).
+    ...(bare ? { 'bare stack creates /s (control)': { value: bare.createdPerS, better: 'higher', unit: '/s' } } : {}),
   };
-  if (o.json) writeFileSync(String(o.json), JSON.stringify({ machine: machineInfo(), pgbench: pg, app: a, headline }, null, 2));
+  if (o.json) writeFileSync(String(o.json), JSON.stringify({ machine: machineInfo(), pgbench: pg, bare, app: a, headline }, null, 2));
 } finally {
   await children.stopAll();
   for (const c of cleanups.reverse()) await c().catch(() => {});

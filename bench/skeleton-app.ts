@@ -7,6 +7,9 @@
 //   node dist/bench/skeleton-app.js api     serves POST /v1/payment_intents and …/{id}/confirm
 //   node dist/bench/skeleton-app.js worker  executes the attempts the confirms enqueue
 //
+// and, for bench/payouts, POST /v1/payouts: the create's one statement (bench/payouts-sql.ts, as
+// pgbench's create-sql sends it), then its execution job enqueued (no worker: the creates alone).
+//
 // Configured as the app is by default: DATABASE_POOL_MAX (20) connections per process, QUEUE_SHARDS
 // (8) queues of WORKER_CONCURRENCY (16) jobs, BullMQ connections without auto-pipelining, jobs
 // enqueued through the kernel's Queues (a turn's adds in one write) and removed when done. The confirm enqueues its job after its commit and before answering, as the
@@ -19,7 +22,8 @@ import { Redis } from 'ioredis';
 import { uws } from '../api/uws.js';
 import { createSql, type Sql } from '../kernel/db.js';
 import { Queues, queueName as shardQueue } from '../kernel/queues.js';
-import { skeletonChain, type SkeletonStep } from './confirm-sql.js';
+import { skeletonChain, skeletonSteps, type SkeletonStep } from './confirm-sql.js';
+import { CREATE as PAYOUT_CREATE } from './payouts-sql.js';
 
 const role = process.argv[2];
 if (role !== 'api' && role !== 'worker') throw new Error('usage: skeleton-app.js api|worker');
@@ -30,6 +34,7 @@ const concurrency = Number(env.WORKER_CONCURRENCY ?? 16);
 const prefix = env.REDIS_PREFIX ?? 'orq_skeleton';
 const sql = createSql(env.DATABASE_URL ?? '', poolMax);
 const chain = skeletonChain();
+const payoutCreate = skeletonSteps(PAYOUT_CREATE.join('\n'), ['n', 'amount']);
 const redisOpts = { maxRetriesPerRequest: null, enableAutoPipelining: false };
 const connections: Redis[] = [];
 const redis = () => {
@@ -39,10 +44,10 @@ const redis = () => {
 };
 
 /** A transaction's statements in one flight (BEGIN … COMMIT pipelined on one connection, as kernel/db.ts atomically does). */
-async function pipelined(statements: string[], n: string): Promise<void> {
+async function pipelined(statements: string[], params: string[]): Promise<void> {
   const conn = await sql.reserve();
   try {
-    const qs = [conn.unsafe('begin'), ...statements.map((t) => conn.unsafe(t, [n], { prepare: true })), conn.unsafe('commit')].map((q) => q.execute());
+    const qs = [conn.unsafe('begin'), ...statements.map((t) => conn.unsafe(t, params, { prepare: true })), conn.unsafe('commit')].map((q) => q.execute());
     const settled = await Promise.allSettled(qs);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
@@ -51,10 +56,10 @@ async function pipelined(statements: string[], n: string): Promise<void> {
   }
 }
 
-async function run(steps: SkeletonStep[], n: string): Promise<void> {
+async function run(steps: SkeletonStep[], ...params: string[]): Promise<void> {
   for (const s of steps) {
-    if ('statement' in s) await sql.unsafe(s.statement, [n], { prepare: true });
-    else await pipelined(s.transaction, n);
+    if ('statement' in s) await sql.unsafe(s.statement, params, { prepare: true });
+    else await pipelined(s.transaction, params);
   }
 }
 
@@ -90,6 +95,7 @@ if (role === 'api') {
   // The kernel's enqueue (kernel/queues.ts): sharded by entity, the adds of one turn in one write.
   const queues = new Queues(redis(), prefix, shards);
   queues.setShards('skel', 'default');
+  queues.setShards('skel_payout', 'default');
   // From 0x1000000: bench/confirm-sql's ATT and ENTRY pad the hex of n with 'a' and 'b', so an n
   // whose hex starts with either would share its ids with a smaller n (0xa5 and 0x5); here every
   // n's hex starts with 1 for the next 16 million.
@@ -144,6 +150,18 @@ if (role === 'api') {
       await run(chain.confirm, n);
       await queues.add('skel', n, 'execute', { n }, { jobId: `att-${n}` });
       return ['200 OK', intentJson(n, 'processing', true)];
+    });
+  });
+  app.post('/v1/payouts', (res, req) => {
+    route(res, req.getHeader('authorization'), req.getHeader('idempotency-key'), async (body) => {
+      const amount = body.amount_minor;
+      if (typeof amount !== 'number' || typeof body.clabe !== 'string') return ['400 Bad Request', '{"error":{"code":"invalid_request"}}'];
+      const n = (++counter).toString();
+      await run(payoutCreate, n, String(amount));
+      await queues.add('skel_payout', n, 'execute', { n }, { jobId: `po-${n}` });
+      const now = new Date().toISOString();
+      const view = { id: idOf(n), object: 'payout', clabe_masked: `${body.clabe.slice(0, 3)}***********${body.clabe.slice(-4)}`, beneficiary_name: body.beneficiary_name, amount_minor: amount, currency: 'MXN', concepto: body.concepto, status: 'processing', connector_key: 'stp', livemode: false, created_at: now, updated_at: now };
+      return ['201 Created', JSON.stringify(view)];
     });
   });
   app.any('/*', (res) => {
