@@ -68,3 +68,29 @@ t.test('a changed patch removes the folder it patches (ops/launcher.mjs patchedD
   t.equal(patchedDir('outer++inner+1.2.3.patch', '/r'), '/r/node_modules/outer/node_modules/inner');
   t.equal(patchedDir('@a+b++@c+d+1.0.0.patch', '/r'), '/r/node_modules/@a/b/node_modules/@c/d');
 });
+
+t.test("postgres.js's helpers build the same text with the keyword and identifier caches, on a first and a repeated build", async (t) => {
+  const { default: postgres } = (await import('postgres')) as unknown as { default: (url: string, o: object) => any };
+  const { stringify } = (await import(pathToFileURL(join(pgSrc, 'types.js')).href)) as { stringify: (...a: unknown[]) => string };
+  const sql = postgres('postgres://nobody@127.0.0.1:1/none', { transform: { undefined: null } });
+  const options = { transform: { column: {}, undefined: null } };
+  const build = (q: { strings: string[]; args: unknown[] }) => {
+    const parameters: unknown[] = [];
+    const text = stringify(q, q.strings[0], q.args[0], parameters, [], options);
+    return { text, parameters };
+  };
+  const cases: Array<[string, () => { strings: string[]; args: unknown[] }, string, unknown[]]> = [
+    ['insert', () => sql`insert into ${sql('t')} ${sql({ a: 1, b: 'x' })}`, 'insert into "t" ("a","b")values($1,$2)', [1, 'x']],
+    ['insert of rows', () => sql`insert into t ${sql([{ a: 1 }, { a: 2 }])}`, 'insert into t ("a")values($1),($2)', [1, 2]],
+    ['update', () => sql`update t set ${sql({ a: 1, b: 2 }, 'b')} where id = ${5}`, 'update t set "b"=$1 where id = $2', [2, 5]],
+    ['in', () => sql`select 1 from t where id in ${sql([1, 2])}`, 'select 1 from t where id in ($1,$2)', [1, 2]],
+    ['select list', () => sql`select ${sql(['a', 'b'])} from t`, 'select "a","b" from t', []],
+    ['values after an insert in a CTE', () => sql`with x as (insert into t ${sql({ a: 1 })}) update u set ${sql({ c: 3 })}`, 'with x as (insert into t ("a")values($1)) update u set "c"=$2', [1, 3]],
+    ['identifiers with a dot and a quote', () => sql`select * from ${sql('s.t')}, ${sql('a"b')}`, 'select * from "s"."t", "a""b"', []],
+  ];
+  for (const [name, make, text, parameters] of cases) {
+    t.same(build(make()), { text, parameters }, `${name}: first build`);
+    t.same(build(make()), { text, parameters }, `${name}: repeated build (cached keyword and identifiers)`);
+  }
+  await sql.end();
+});
