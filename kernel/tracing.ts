@@ -45,10 +45,29 @@ export function injectTrace(ctx: Context = context.active()): Carrier {
 
 export const extractTrace = (carrier: Carrier | undefined | null): Context => (carrier ? propagation.extract(ROOT_CONTEXT, carrier) : ROOT_CONTEXT);
 
-/** Runs fn in a new active span (child of `parent` or of the active context); records failures. */
-export async function inSpan<T>(name: string, attrs: Attributes, fn: (span: Span) => Promise<T>, opts: { parent?: Context; kind?: SpanKind } = {}): Promise<T> {
+/**
+ * Runs fn in a new active span (child of `parent` or of the active context); records failures.
+ *
+ * With tracing off (no SDK registered) and no trace to join, the span is a no-op with no context to
+ * carry: fn runs as it is, without a context switch or an async frame around it (on the money path
+ * this wrapper ran several times per request for nothing; bench/RESULTS.md, issue 26, eleventh
+ * session). A span that records, or that carries a trace from a parent (a `traceparent` header, a
+ * job's `_trace`), takes the full path, so propagation is unchanged.
+ */
+export function inSpan<T>(name: string, attrs: Attributes, fn: (span: Span) => Promise<T>, opts: { parent?: Context; kind?: SpanKind } = {}): Promise<T> {
   const parent = opts.parent ?? context.active();
   const span = tracer.startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: attrs }, parent);
+  if (!span.isRecording() && !isSpanContextValid(span.spanContext())) {
+    try {
+      return fn(span);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+  return inRecordedSpan(span, parent, fn);
+}
+
+async function inRecordedSpan<T>(span: Span, parent: Context, fn: (span: Span) => Promise<T>): Promise<T> {
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (e) {
