@@ -22,6 +22,18 @@ t.test('seal and open, bound to a context', async (t) => {
   t.not(box.digest('x', 'p'), box.digest('x', 'q'));
 });
 
+t.test('IVs from the pool: each seal its own, across refills of the pool (341 IVs each)', async (t) => {
+  const box = new SecretBox(randomBytes(32));
+  const ivs = new Set<string>();
+  for (let i = 0; i < 1000; i++) {
+    const sealed = box.seal(`clabe ${i}`, `payout:${i}:clabe`);
+    ivs.add(Buffer.from(sealed.split('.')[1], 'base64').subarray(0, 12).toString('hex'));
+    if (box.open(sealed, `payout:${i}:clabe`) !== `clabe ${i}`) t.fail(`seal ${i} does not open`);
+  }
+  t.equal(ivs.size, 1000, 'no IV repeated');
+  t.notOk(ivs.has('00'.repeat(12)), 'none left unfilled');
+});
+
 t.test('the key: SECRETS_KEY (base64 or hex), else generated once into STATE_DIR', async (t) => {
   const k = randomBytes(32);
   t.same(parseSecretsKey(k.toString('base64')), k);
