@@ -5,7 +5,8 @@
 // lock file and patches/ are the same, else npm ci --prefer-offline; then its own build), and runs THIS tree's
 // bench against both builds in one invocation, alternating (base, head, then head, base, …), each
 // run with BENCH_APP_ROOT pointing at the build under test (the bench starts that build's app; the
-// load generator and its measurements are the same code). Each bench's --json carries `headline`:
+// load generator and its measurements are the same code; so is a "(control)" headline figure, the bare
+// stack of bench/confirm and bench/payouts, whose ratio is printed as the invocation's own bias). Each bench's --json carries `headline`:
 // { metric: { value, better: 'higher' | 'lower', unit } }; the ratio head/base of each metric (mean
 // over rounds) is printed with the load average before every run. --guard-json <file> keeps them.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -133,5 +134,10 @@ console.log(`runs: ${runs.map((x) => `${x.which}#${x.round} exit ${x.code} (load
 console.log('| metric | baseline | head | head / baseline | better |');
 console.log('| --- | ---: | ---: | ---: | --- |');
 for (const r of rows) console.log(`| ${r.metric}${r.unit ? ` (${r.unit})` : ''} | ${r.base.map(fmt).join(', ')} | ${r.head.map(fmt).join(', ')} | **${fmt(r.ratio)}x** | ${r.better} |`);
+// A control (bench/confirm's and bench/payouts' bare stack) runs this tree's code in both builds'
+// runs: its head / baseline is the invocation's own bias (the order, the machine's drift).
+for (const c of rows.filter((r) => /\(control\)/.test(r.metric))) {
+  console.log(`control: "${c.metric}" runs the same code in both builds' runs, so its head / baseline of ${fmt(c.ratio)}x is this invocation's own bias (the order base, head, head, base; the machine's drift): read the other ratios against it (a throughput at ${fmt(c.ratio)}x is no change).`);
+}
 if (guardJson) writeFileSync(guardJson, JSON.stringify({ bench: name, baseline: sha, head, rounds, args: rest, date: new Date().toISOString(), runs, rows }, null, 2) + '\n');
 process.exit(runs.some((x) => x.code !== 0) ? 1 : 0);
