@@ -59,7 +59,9 @@ export function inSpan<T>(name: string, attrs: Attributes, fn: (span: Span) => P
   const span = tracer.startSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes: attrs }, parent);
   if (!span.isRecording() && !isSpanContextValid(span.spanContext())) {
     try {
-      return fn(span);
+      // A plain promise, as the full path gives: a lazy thenable (a postgres.js query) starts now,
+      // not when (or whether) the caller awaits it.
+      return Promise.resolve(fn(span));
     } catch (e) {
       return Promise.reject(e);
     }

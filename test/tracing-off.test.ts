@@ -20,6 +20,16 @@ t.test('no SDK, no parent: fn runs with a span that records nothing, and its res
   t.same(injectTrace(), {}, 'nothing to propagate');
 });
 
+t.test('a lazy thenable fn returns (a postgres.js query) starts at once, as with the full path', async (t) => {
+  let started = false;
+  const lazy = { then: (ok: (v: number) => void) => { started = true; ok(7); } };
+  const p = inSpan('x', {}, () => lazy as unknown as Promise<number>);
+  t.ok(p instanceof Promise, 'a plain promise');
+  await new Promise((r) => setImmediate(r));
+  t.ok(started, 'started without being awaited');
+  t.equal(await p, 7);
+});
+
 t.test('failures are rejections, whether fn rejects or throws before returning a promise', async (t) => {
   await t.rejects(inSpan('x', {}, async () => { throw new Error('async boom'); }), /async boom/);
   const p = inSpan('x', {}, (() => { throw new Error('sync boom'); }) as () => Promise<never>);
