@@ -12,8 +12,9 @@
 //
 // Configured as the app is by default: DATABASE_POOL_MAX (20) connections per process, QUEUE_SHARDS
 // (8) queues of WORKER_CONCURRENCY (16) jobs, BullMQ connections without auto-pipelining, jobs
-// enqueued through the kernel's Queues (a turn's adds in one write) and removed when done. The confirm enqueues its job after its commit and before answering, as the
-// app does. Environment: DATABASE_URL (migrated, with the tenant bench/confirm-sql's TENANT),
+// enqueued through the kernel's Queues (a turn's adds in one write) and removed when done. The
+// confirm enqueues its job after its commit and before answering, as the app does. Environment:
+// DATABASE_URL (migrated, with the tenant of bench/confirm-sql's or bench/payouts-sql's TENANT),
 // REDIS_URL, REDIS_PREFIX, SKELETON_KEY (the bearer token it accepts). Prints `BENCH_READY
 // {"pid":…,"port":…}`; exits when its stdin (a pipe from the parent) closes.
 import { createHash } from 'node:crypto';
