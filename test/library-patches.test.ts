@@ -87,6 +87,8 @@ t.test("postgres.js's helpers build the same text with the keyword and identifie
     ['select list', () => sql`select ${sql(['a', 'b'])} from t`, 'select "a","b" from t', []],
     ['values after an insert in a CTE', () => sql`with x as (insert into t ${sql({ a: 1 })}) update u set ${sql({ c: 3 })}`, 'with x as (insert into t ("a")values($1)) update u set "c"=$2', [1, 3]],
     ['identifiers with a dot and a quote', () => sql`select * from ${sql('s.t')}, ${sql('a"b')}`, 'select * from "s"."t", "a""b"', []],
+    // A helper after more than 4 kB of text (not kept: searched every time).
+    ['after a long list', () => sql`with l as (select 1 from t where id in ${sql(Array.from({ length: 1200 }, (_, i) => i))}) update u set ${sql({ c: 3 })}`, `with l as (select 1 from t where id in (${Array.from({ length: 1200 }, (_, i) => `$${i + 1}`).join(',')})) update u set "c"=$1201`, [...Array.from({ length: 1200 }, (_, i) => i), 3]],
   ];
   for (const [name, make, text, parameters] of cases) {
     t.same(build(make()), { text, parameters }, `${name}: first build`);
