@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { uws } from '../api/uws.js';
-import { createSql, type Sql } from '../kernel/db.js';
+import { atomically, createSql, type Sql } from '../kernel/db.js';
 import { Queues, queueName as shardQueue } from '../kernel/queues.js';
 import { skeletonChain, skeletonSteps, type SkeletonStep } from './confirm-sql.js';
 import { CREATE as PAYOUT_CREATE } from './payouts-sql.js';
@@ -44,23 +44,14 @@ const redis = () => {
   return c;
 };
 
-/** A transaction's statements in one flight (BEGIN … COMMIT pipelined on one connection, as kernel/db.ts atomically does). */
-async function pipelined(statements: string[], params: string[]): Promise<void> {
-  const conn = await sql.reserve();
-  try {
-    const qs = [conn.unsafe('begin'), ...statements.map((t) => conn.unsafe(t, params, { prepare: true })), conn.unsafe('commit')].map((q) => q.execute());
-    const settled = await Promise.allSettled(qs);
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
-  } finally {
-    conn.release();
-  }
-}
-
 async function run(steps: SkeletonStep[], ...params: string[]): Promise<void> {
   for (const s of steps) {
     if ('statement' in s) await sql.unsafe(s.statement, params, { prepare: true });
-    else await pipelined(s.transaction, params);
+    // The kernel's one-flight transaction (BEGIN, the statements and COMMIT in one write).
+    else
+      await atomically(sql, (tx) => {
+        for (const text of s.transaction) void tx.unsafe(text, params, { prepare: true });
+      });
   }
 }
 
@@ -100,7 +91,7 @@ if (role === 'api') {
   // From 0x1000000: bench/confirm-sql's ATT and ENTRY pad the hex of n with 'a' and 'b', so an n
   // whose hex starts with either would share its ids with a smaller n (0xa5 and 0x5); here every
   // n's hex starts with 1 for the next 16 million.
-  let counter = BigInt(env.SKELETON_BASE ?? 0x1000000);
+  let counter = 0x1000000n;
   const app = uws.App();
   type Res = Parameters<Parameters<typeof app.post>[1]>[0];
   const reply = (res: Res, aborted: { v: boolean }, status: string, body: string) => {

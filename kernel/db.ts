@@ -76,11 +76,17 @@ export async function atomically<T>(sql: Sql, build: (tx: Sql) => Promise<T> | T
     settled.push(q.then(() => undefined, (e: unknown) => e ?? new Error('query failed')));
     return q;
   };
+  // A statement's text given whole (`tx.unsafe(text, params)`, the benches' SQL) joins the flight as a
+  // tagged one does; other members (tx.json, tx(identifier)) are fragments, untouched.
+  const unsafe = (...args: Parameters<Sql['unsafe']>) => track(conn.unsafe(...args));
   const tx = new Proxy(conn, {
     apply(target, thisArg, args: unknown[]) {
       const r = Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args);
       const tagged = Array.isArray(args[0]) && 'raw' in (args[0] as object);
       return tagged ? track(r as Promise<unknown>) : r;
+    },
+    get(target, prop, receiver) {
+      return prop === 'unsafe' ? unsafe : Reflect.get(target, prop, receiver);
     },
   }) as unknown as Sql;
   try {

@@ -70,6 +70,50 @@ t.test('atomically: BEGIN, the statements and COMMIT go out in one write', async
   await a.app.deps.sql.unsafe(`delete from ${table} where id in (50, 51)`);
 });
 
+t.test('atomically: a statement given whole (tx.unsafe) joins the flight and its failure is the error', async (t) => {
+  const { Socket } = await import('node:net');
+  const postgres = (await import('postgres')).default;
+  const one = postgres(a.config.databaseUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => one.end());
+  await one`select 1`; // connected and idle before counting
+  // Prepared (as the benches send them): the first run describes each statement's parameters (a round
+  // trip each); from the second on, the flight is one write.
+  const insert = (tx: typeof one, id: number, note: string) => void tx.unsafe(`insert into ${table} (id, note) values ($1, $2)`, [id, note], { prepare: true });
+  await atomically(one, (tx) => {
+    insert(tx, 58, 'warm');
+  });
+  const write = Socket.prototype.write;
+  const flights: string[] = [];
+  Socket.prototype.write = function (this: InstanceType<typeof Socket>, ...args: unknown[]) {
+    const data = args[0];
+    const text = Buffer.isBuffer(data) ? data.toString('latin1') : typeof data === 'string' ? data : '';
+    if (text.includes('sixty')) flights.push(text); // a prepared statement's Bind carries its values, not its text
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof write;
+  try {
+    // Not awaited inside build: untracked, a postgres.js query would never start (it is lazy).
+    await atomically(one, (tx) => {
+      insert(tx, 60, 'sixty');
+      insert(tx, 61, 'sixty-one');
+    });
+  } finally {
+    Socket.prototype.write = write;
+  }
+  t.equal(flights.length, 1, 'both statements leave in one write');
+  t.ok(flights[0]?.includes('sixty-one'), 'the second with the first');
+  t.same((await rows()).filter((r) => r.startsWith('6')), ['60:sixty', '61:sixty-one']);
+  await t.rejects(
+    atomically(one, (tx) => {
+      insert(tx, 62, 'sixty-two');
+      insert(tx, 60, 'again');
+    }),
+    { code: '23505' },
+    'the duplicate is the error thrown',
+  );
+  t.same((await rows()).filter((r) => r.startsWith('6')), ['60:sixty', '61:sixty-one'], 'and sixty-two is undone with it');
+  await a.app.deps.sql.unsafe(`delete from ${table} where id in (58, 60, 61)`);
+});
+
 t.test('atomically: a failing statement undoes the statements before it and is the error thrown', async (t) => {
   const sql = a.app.deps.sql;
   await t.rejects(
