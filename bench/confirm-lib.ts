@@ -3,6 +3,7 @@
 // prefixes, the quiet-machine check, and the summary of a V8 .cpuprofile (self time by function,
 // file and package, inside a time window).
 import { spawn, execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, totalmem } from 'node:os';
@@ -10,6 +11,8 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { Redis } from 'ioredis';
+import { createSql, ensureDatabase } from '../kernel/db.js';
+import { migrate } from '../ops/migrate.js';
 
 export const here = dirname(fileURLToPath(import.meta.url));
 /**
@@ -723,6 +726,66 @@ export async function deleteRedisPrefix(prefix: string): Promise<number> {
     redis.disconnect();
   }
   return n;
+}
+
+/**
+ * A scratch database with the app's migrations and one tenant row: what pgbench's scripts and the bare
+ * stack write into (their SQL names the tenant). Creates it; the caller drops it (dropDatabase).
+ */
+export async function migratedScratch(name: string, tenantId: string, tenantName: string): Promise<void> {
+  await ensureDatabase(dbUrl(name));
+  const sql = createSql(dbUrl(name), 2);
+  try {
+    await migrate(sql);
+    await sql`insert into tenants (id, name) values (${tenantId}, ${tenantName})`;
+  } finally {
+    await sql.end({ timeout: 2 });
+  }
+}
+
+export interface BareStack {
+  /** The API's port (0 without the api role). */
+  port: number;
+  /** The bearer token it accepts. */
+  key: string;
+  /** Its scratch database (with `tenant`'s row). */
+  url: string;
+  pids: { api?: number; worker?: number };
+  /** Stops its processes, drops its database and its Redis keys (again harmless). */
+  stop(): Promise<void>;
+}
+
+/**
+ * The bare stack (bench/skeleton-app: the chosen stack sending the benches' SQL with no app code): the
+ * processes of `roles` on a scratch database and Redis prefix of their own, `tenant` the tenant its SQL
+ * names. `env` adds settings (DATABASE_POOL_MAX, WORKER_CONCURRENCY). Always this tree's build, also
+ * in a guard's baseline runs: the same code on both sides, the guard's control.
+ */
+export async function startBareStack(children: Children, o: { label: string; tenant: string; roles: Array<'api' | 'worker'>; env?: NodeJS.ProcessEnv }): Promise<BareStack> {
+  const name = `orq_bench_${o.label}_skel_${randomBytes(4).toString('hex')}`;
+  const key = `sk_skeleton_${randomBytes(16).toString('hex')}`;
+  const started: ChildProcess[] = [];
+  const stop = async () => {
+    for (const c of started) await children.stop(c, 5000);
+    await dropDatabase(name);
+    await deleteRedisPrefix(name);
+  };
+  try {
+    await migratedScratch(name, o.tenant, 'skeleton');
+    const env = { ...process.env, ...o.env, DATABASE_URL: dbUrl(name), REDIS_PREFIX: name, SKELETON_KEY: key };
+    const pids: BareStack['pids'] = {};
+    let port = 0;
+    for (const role of o.roles) {
+      const p = await children.start<{ port: number | null; pid: number }>(`skeleton-${role}`, join(here, 'skeleton-app.js'), { env, args: [role], readyTimeoutMs: 30_000 });
+      started.push(p.child);
+      pids[role] = p.info.pid;
+      if (role === 'api') port = p.info.port ?? 0;
+    }
+    return { port, key, url: dbUrl(name), pids, stop };
+  } catch (e) {
+    await stop().catch(() => {});
+    throw e;
+  }
 }
 
 export async function redisCpuSeconds(): Promise<number | null> {

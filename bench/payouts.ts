@@ -28,10 +28,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSql, ensureDatabase } from '../kernel/db.js';
-import { migrate } from '../ops/migrate.js';
 import { Redis } from 'ioredis';
 import { CREATE, EXECUTE, TENANT } from './payouts-sql.js';
-import { here, appBench, benchTenant, startApp, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, latencyStats, machineInfo, mdTable, monoUs, parseOptions, PgEvidence, pgEvidenceTables, profileTables, redisUrl, sleep, sourceInfo, summarizeProfile, waitForQuiet } from './confirm-lib.js';
+import { appBench, benchTenant, migratedScratch, startApp, startBareStack, Children, CpuSampler, cpuCells, dbUrl, deleteRedisPrefix, dropDatabase, findProfile, fmt, latencyStats, machineInfo, mdTable, monoUs, parseOptions, PgEvidence, pgEvidenceTables, profileTables, redisUrl, sleep, sourceInfo, summarizeProfile, waitForQuiet } from './confirm-lib.js';
 
 const o = parseOptions<Record<string, number | boolean | string | undefined>>(process.argv.slice(2), {
   duration: { type: 'number', default: 10, min: 1, max: 120, help: 'seconds of the measured load' },
@@ -73,11 +72,7 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env):
 async function pgbench() {
   const name = `orq_bench_pay_pgb_${randomBytes(4).toString('hex')}`;
   cleanups.push(() => dropDatabase(name));
-  await ensureDatabase(dbUrl(name));
-  const sql = createSql(dbUrl(name), 2);
-  await migrate(sql);
-  await sql`insert into tenants (id, name) values (${TENANT}, 'pgbench')`;
-  await sql.end();
+  await migratedScratch(name, TENANT, 'pgbench');
   const u = new URL(dbUrl(name));
   const out: Record<string, { clients: number; tps: number; p50: number; p99: number; cpu: string[] }> = {};
   const peaks = String(o['peak-clients']).split(',').map(Number).filter((n) => n > 0 && n !== C);
@@ -117,35 +112,24 @@ function loadPayouts(base: string, key: string, seconds: number) {
 }
 
 // ---- the bare stack: the create's statement through uWS and postgres.js, no app code ---------------
-// bench/skeleton-app (SKELETON_CHAIN: POST /v1/payouts) with the API's pool, on a scratch database:
-// the creates alone the chosen stack allows before the app adds anything (authentication,
-// validation, the CLABE's seal, the machine, idempotency, rate limit, telemetry).
+// bench/skeleton-app's POST /v1/payouts with the API's pool: the creates alone the chosen stack allows
+// before the app adds anything (authentication, validation, the CLABE's seal, the machine,
+// idempotency, rate limit, telemetry).
 async function bareStack() {
-  const name = `orq_bench_pay_skel_${randomBytes(4).toString('hex')}`;
-  const prefix = `orq_bench_pay_skel_${randomBytes(4).toString('hex')}`;
-  cleanups.push(() => dropDatabase(name), () => deleteRedisPrefix(prefix));
-  await ensureDatabase(dbUrl(name));
-  const sql = createSql(dbUrl(name), 2);
-  await migrate(sql);
-  await sql`insert into tenants (id, name) values (${TENANT}, 'skeleton')`;
-  await sql.end();
-  const key = `sk_skeleton_${randomBytes(12).toString('hex')}`;
-  const env = { ...process.env, DATABASE_URL: dbUrl(name), REDIS_PREFIX: prefix, SKELETON_KEY: key, DATABASE_POOL_MAX: String(apiPool) };
-  const api = await children.start<{ port: number; pid: number }>('skeleton-api', join(here, 'skeleton-app.js'), { env, args: ['api'], readyTimeoutMs: 30_000 });
+  const bare = await startBareStack(children, { label: 'pay', tenant: TENANT, roles: ['api'], env: { DATABASE_POOL_MAX: String(apiPool) } });
+  cleanups.push(() => bare.stop());
   try {
-    const base = `http://127.0.0.1:${api.info.port}`;
-    if (Number(o.warmup) > 0) await loadPayouts(base, key, Number(o.warmup));
-    const sampler = new CpuSampler({ api: api.info.pid, bench: process.pid }).start();
-    const r = await loadPayouts(base, key, D);
+    const base = `http://127.0.0.1:${bare.port}`;
+    if (Number(o.warmup) > 0) await loadPayouts(base, bare.key, Number(o.warmup));
+    const sampler = new CpuSampler({ api: bare.pids.api!, bench: process.pid }).start();
+    const r = await loadPayouts(base, bare.key, D);
     const cpu = sampler.stop();
     const s = latencyStats(r.lat);
     const apiCpuMs = (((cpu.pct.api ?? 0) / 100) * cpu.wallS * 1000) / Math.max(1, r.created);
     process.stdout.write(`bare stack (bench/skeleton-app) creates: ${fmt(r.created / r.duration)}/s, p99 ${fmt(s.p99, 1)} ms\n`);
     return { createdPerS: r.created / r.duration, p50: s.p50, p99: s.p99, statuses: r.statuses, apiCpuMs, cpu: cpuCells(cpu, ['api', 'postgres', 'redis', 'bench']) };
   } finally {
-    await children.stop(api.child);
-    await dropDatabase(name);
-    await deleteRedisPrefix(prefix);
+    await bare.stop();
   }
 }
 

@@ -5,10 +5,11 @@
 // lock file and patches/ are the same, else npm ci --prefer-offline; then its own build), and runs THIS tree's
 // bench against both builds in one invocation, alternating (base, head, then head, base, …), each
 // run with BENCH_APP_ROOT pointing at the build under test (the bench starts that build's app; the
-// load generator and its measurements are the same code; so is a "(control)" headline figure, the bare
-// stack of bench/confirm and bench/payouts, whose ratio is printed as the invocation's own bias). Each bench's --json carries `headline`:
-// { metric: { value, better: 'higher' | 'lower', unit } }; the ratio head/base of each metric (mean
-// over rounds) is printed with the load average before every run. --guard-json <file> keeps them.
+// load generator and its measurements are the same code; so is a "(control)" headline figure, the
+// bare stack of bench/confirm and bench/payouts, whose ratio is printed as the invocation's own bias).
+// Each bench's --json carries `headline`: { metric: { value, better: 'higher' | 'lower', unit } };
+// the ratio head/base of each metric (mean over rounds) is printed with the load average before every
+// run. --guard-json <file> keeps them.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
