@@ -37,33 +37,49 @@ t.test('atomically: every statement commits together, results readable afterward
   t.same(await rows(), ['1:one', '2:two']);
 });
 
+/** A connection of its own (max 1), connected and idle, for counting the writes of one flight. */
+async function oneConnection(t: { teardown(fn: () => unknown): void }) {
+  const postgres = (await import('postgres')).default;
+  const one = postgres(a.config.databaseUrl, { max: 1, onnotice: () => {} });
+  t.teardown(() => one.end());
+  await one`select 1`;
+  return one;
+}
+
+/**
+ * The socket writes of the process during `fn` whose bytes contain `marker` (every write is seen,
+ * the app's workers write too: the marker picks this test's).
+ */
+async function writesDuring(marker: string, fn: () => Promise<unknown>): Promise<string[]> {
+  const { Socket } = await import('node:net');
+  const write = Socket.prototype.write;
+  const seen: string[] = [];
+  Socket.prototype.write = function (this: InstanceType<typeof Socket>, ...args: unknown[]) {
+    const data = args[0];
+    const text = Buffer.isBuffer(data) ? data.toString('latin1') : typeof data === 'string' ? data : '';
+    if (text.includes(marker)) seen.push(text);
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as typeof write;
+  try {
+    await fn();
+  } finally {
+    Socket.prototype.write = write;
+  }
+  return seen;
+}
+
 // The flight: BEGIN, the statements and COMMIT leave in one socket write (one round trip). The
 // COMMIT of postgres.js is lazy: not started until the statements' results were read, it cost a
 // second write and a second round trip per transaction (found 2026-11-27 with strace; bench/RESULTS.md).
 t.test('atomically: BEGIN, the statements and COMMIT go out in one write', async (t) => {
-  const { Socket } = await import('node:net');
-  const postgres = (await import('postgres')).default;
-  const one = postgres(a.config.databaseUrl, { max: 1, onnotice: () => {} });
-  t.teardown(() => one.end());
-  await one`select 1`; // connected and idle before counting
-  // Every socket write of the process is seen (the app's workers write too): the flight is the write
-  // that carries this test's inserts, and it must carry the COMMIT as well.
-  const write = Socket.prototype.write;
-  const flights: string[] = [];
-  Socket.prototype.write = function (this: InstanceType<typeof Socket>, ...args: unknown[]) {
-    const data = args[0];
-    const text = Buffer.isBuffer(data) ? data.toString('latin1') : typeof data === 'string' ? data : '';
-    if (text.includes(table)) flights.push(text);
-    return (write as (...a: unknown[]) => boolean).apply(this, args);
-  } as typeof write;
-  try {
-    await atomically(one, (tx) => {
+  const one = await oneConnection(t);
+  // The flight is the write that carries this test's inserts, and it must carry the COMMIT as well.
+  const flights = await writesDuring(table, () =>
+    atomically(one, (tx) => {
       tx`insert into ${tx(table)} (id, note) values (50, 'fifty')`;
       tx`insert into ${tx(table)} (id, note) values (51, 'fifty-one')`;
-    });
-  } finally {
-    Socket.prototype.write = write;
-  }
+    }),
+  );
   t.equal(flights.length, 1, 'the two inserts leave in one write');
   t.ok(flights[0]?.includes('begin') && flights[0]?.includes('commit'), 'with BEGIN before them and COMMIT after them');
   t.same((await rows()).filter((r) => r.startsWith('5')), ['50:fifty', '51:fifty-one']);
@@ -71,34 +87,21 @@ t.test('atomically: BEGIN, the statements and COMMIT go out in one write', async
 });
 
 t.test('atomically: a statement given whole (tx.unsafe) joins the flight and its failure is the error', async (t) => {
-  const { Socket } = await import('node:net');
-  const postgres = (await import('postgres')).default;
-  const one = postgres(a.config.databaseUrl, { max: 1, onnotice: () => {} });
-  t.teardown(() => one.end());
-  await one`select 1`; // connected and idle before counting
+  const one = await oneConnection(t);
   // Prepared (as the benches send them): the first run describes each statement's parameters (a round
   // trip each); from the second on, the flight is one write.
   const insert = (tx: typeof one, id: number, note: string) => void tx.unsafe(`insert into ${table} (id, note) values ($1, $2)`, [id, note], { prepare: true });
   await atomically(one, (tx) => {
     insert(tx, 58, 'warm');
   });
-  const write = Socket.prototype.write;
-  const flights: string[] = [];
-  Socket.prototype.write = function (this: InstanceType<typeof Socket>, ...args: unknown[]) {
-    const data = args[0];
-    const text = Buffer.isBuffer(data) ? data.toString('latin1') : typeof data === 'string' ? data : '';
-    if (text.includes('sixty')) flights.push(text); // a prepared statement's Bind carries its values, not its text
-    return (write as (...a: unknown[]) => boolean).apply(this, args);
-  } as typeof write;
-  try {
-    // Not awaited inside build: untracked, a postgres.js query would never start (it is lazy).
-    await atomically(one, (tx) => {
+  // Not awaited inside build: untracked, a postgres.js query would never start (it is lazy). A
+  // prepared statement's Bind carries its values, not its text: the marker is a value.
+  const flights = await writesDuring('sixty', () =>
+    atomically(one, (tx) => {
       insert(tx, 60, 'sixty');
       insert(tx, 61, 'sixty-one');
-    });
-  } finally {
-    Socket.prototype.write = write;
-  }
+    }),
+  );
   t.equal(flights.length, 1, 'both statements leave in one write');
   t.ok(flights[0]?.includes('sixty-one'), 'the second with the first');
   t.same((await rows()).filter((r) => r.startsWith('6')), ['60:sixty', '61:sixty-one']);
